@@ -1,0 +1,152 @@
+"""Model adapters: a small batched interface per capability, and their registry.
+
+Registers (one module each): ``transformers`` (Hugging Face encoders, decoders and encoder-decoders loaded
+with ``transformers``), ``morgan_fingerprint`` (RDKit Morgan fingerprints, the invariant reference) and
+``custom`` (an adapter class in the submission's own code). Capabilities: ``embed`` (embedding tracks,
+:class:`EmbeddingAdapter`) and ``generate`` (generative tracks, :class:`GenerativeAdapter`). Output order
+always equals input order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from evaluators.registry import Registry
+
+ADAPTERS: Registry[type[Adapter]] = Registry("model adapter", __name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """How to load and call a model; built from the submission manifest by the host.
+
+    Attributes
+    ----------
+    adapter : str
+        Registered adapter name.
+    path : pathlib.Path or None
+        Local folder with weights/tokenizer (prefetched by the host, mounted read-only), if any.
+    submission_dir : pathlib.Path
+        The submission's folder (custom code lives there).
+    architecture : str
+        ``encoder``, ``decoder``, ``encoder-decoder`` or ``non-neural``.
+    pooling : str
+        ``mean`` (over the attention mask, special tokens included), ``cls``, ``last_token`` or
+        ``mean_no_special``.
+    max_length : int
+        Tokens kept per input; longer inputs are truncated and counted.
+    prompt_prefix : str
+        Text prepended to every input string.
+    trust_remote_code : bool
+        Passed to ``transformers``; the host only sets it when a maintainer allowed it.
+    batch_size : int
+        Strings per forward pass.
+    options : dict
+        Adapter-specific options from the manifest.
+    code : dict or None
+        ``{"file": ..., "object": ...}`` for the ``custom`` adapter.
+    """
+
+    adapter: str
+    path: Path | None = None
+    submission_dir: Path = Path("/submission")
+    architecture: str = "encoder"
+    pooling: str = "mean"
+    max_length: int = 512
+    prompt_prefix: str = ""
+    trust_remote_code: bool = False
+    batch_size: int = 64
+    options: dict[str, Any] = field(default_factory=dict)
+    code: dict[str, str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Embeddings:
+    """Pooled embeddings of a list of strings, one float32 ``(n, d)`` array per layer.
+
+    ``layers`` maps a layer label to its array; the label ``"last"`` is always present and is the
+    representation the leaderboard headline uses. ``n_truncated`` counts inputs cut at ``max_length``.
+    """
+
+    layers: dict[str, np.ndarray]
+    n_truncated: int = 0
+
+
+class Adapter(ABC):  # noqa: B024 - abstract methods live in the capability bases
+    """Common base: every adapter is built from a :class:`ModelConfig` and declares its capabilities."""
+
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, config: ModelConfig) -> None:
+        self.config = config
+
+    def describe(self) -> dict[str, Any]:
+        """Facts about the loaded model recorded with the results (parameter count, layers …)."""
+        return {}
+
+
+class EmbeddingAdapter(Adapter):
+    """An adapter with the ``embed`` capability."""
+
+    capabilities = frozenset({"embed"})
+
+    @abstractmethod
+    def embed(self, strings: Sequence[str]) -> Embeddings:
+        """Embed ``strings`` (same order in the output), pooling every available layer.
+
+        Parameters
+        ----------
+        strings : sequence of str
+            Input strings (SMILES here; any text in general).
+
+        Returns
+        -------
+        Embeddings
+            ``layers[label]`` has shape ``(len(strings), d)``.
+        """
+
+
+@dataclass(frozen=True, slots=True)
+class GenerationRequest:
+    """One prompt for a generative track, with explicit decoding options (recorded with the result)."""
+
+    id: str
+    prompt: str
+    max_new_tokens: int = 128
+    temperature: float = 0.0
+    seed: int = 0
+
+
+class GenerativeAdapter(Adapter):
+    """An adapter with the ``generate`` capability (generative tracks T3–T5)."""
+
+    capabilities = frozenset({"generate"})
+
+    @abstractmethod
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
+        """Return one completion per request, in request order."""
+
+
+def load_adapter(config: ModelConfig) -> Adapter:
+    """Instantiate the adapter that ``config.adapter`` names."""
+    return ADAPTERS.get(config.adapter)(config)
+
+
+def length_bucketed_batches(strings: Sequence[str], batch_size: int) -> list[np.ndarray]:
+    """Index batches of similar string length, so that padding (and wasted compute) stays small.
+
+    Returns index arrays into ``strings``; every index appears exactly once. Sorting is stable, so the
+    batching is deterministic.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    order = np.argsort(
+        np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings)), kind="stable"
+    )
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]

@@ -1,0 +1,21 @@
+"""``kekule``: kekulized canonical SMILES (alternating single/double bonds), the AMORE "kekul" variant."""
+
+from __future__ import annotations
+
+import random
+
+from rdkit import Chem
+
+from evaluators.augmentations import AUGMENTATIONS, Augmentation, parse_smiles
+
+
+@AUGMENTATIONS.register("kekule")
+class KekuleAugmentation(Augmentation):
+    """``Chem.Kekulize(mol, clearAromaticFlags=True)`` then ``kekuleSmiles=True``. Deterministic."""
+
+    name = "kekule"
+
+    def transform(self, smiles: str, rng: random.Random) -> str:  # noqa: D102
+        mol = Chem.Mol(parse_smiles(smiles))
+        Chem.Kekulize(mol, clearAromaticFlags=True)
+        return Chem.MolToSmiles(mol, kekuleSmiles=True)

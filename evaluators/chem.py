@@ -1,0 +1,57 @@
+"""Chemistry helpers shared by augmentations, data loading and tracks (RDKit only).
+
+Invariant: every function here is deterministic and never passes an unparsable SMILES through; a parse
+failure is reported as ``None`` (or raised as :class:`InvalidSmilesError`) so that callers count it.
+"""
+
+from __future__ import annotations
+
+from rdkit import Chem, RDLogger
+
+# RDKit writes parse errors to stderr for every bad string; we count and report them instead.
+RDLogger.DisableLog("rdApp.*")
+
+
+class InvalidSmilesError(ValueError):
+    """A SMILES string that RDKit cannot parse or sanitise."""
+
+
+def parse_smiles(smiles: str) -> Chem.Mol:
+    """Parse and sanitise a SMILES string.
+
+    Parameters
+    ----------
+    smiles : str
+        The SMILES string.
+
+    Returns
+    -------
+    rdkit.Chem.Mol
+        The sanitised molecule.
+
+    Raises
+    ------
+    InvalidSmilesError
+        If RDKit cannot parse or sanitise ``smiles``.
+    """
+    mol = Chem.MolFromSmiles(smiles) if smiles else None
+    if mol is None:
+        raise InvalidSmilesError(f"RDKit cannot parse SMILES {smiles!r}")
+    return mol
+
+
+def canonical_smiles(smiles: str) -> str | None:
+    """Return RDKit's canonical isomeric SMILES of ``smiles``, or ``None`` if it does not parse.
+
+    Two strings encode the same molecule exactly when their canonical isomeric SMILES are equal; this is
+    the identity check every augmentation passes.
+
+    Examples
+    --------
+    >>> canonical_smiles("C1=CC=CC=C1") == canonical_smiles("c1ccccc1")
+    True
+    >>> canonical_smiles("not a molecule") is None
+    True
+    """
+    mol = Chem.MolFromSmiles(smiles) if smiles else None
+    return None if mol is None else Chem.MolToSmiles(mol)
