@@ -127,9 +127,9 @@ class AmoreTrack(Track):
             metrics += [
                 {
                     "augmentation": name,
-                    "layer": "",
-                    "distance": "",
-                    "direction": "",
+                    "layer": "-",
+                    "distance": "-",
+                    "direction": "-",
                     "subset": "all",
                     "metric": count,
                     "value": float(value),

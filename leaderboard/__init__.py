@@ -1,0 +1,1 @@
+"""ChemRobust host side: manifests, images, sandbox, store, ranking and site."""

@@ -1,0 +1,220 @@
+"""The result store: one MLflow run per (submission, image, track, data set, benchmark version, runner).
+
+The only module that imports mlflow. A deterministic key (tag ``chemrobust.key``) makes re-runs idempotent:
+a FINISHED run with the same key is reused; a failed run is marked FAILED with its one-line reason (tag
+``chemrobust.failure_reason``) and never blocks a retry. Metrics are named
+``<track>/<metric>/<augmentation>/<layer>/<distance>/<direction>/<subset>``; the full ``result.json`` and
+per-item artifacts are logged as artifacts and are what the site export reads back.
+
+Default store: ``sqlite:///<repo>/.state/mlflow.db`` with artifacts in ``<repo>/.state/mlartifacts``
+(MLflow >= 3.13 refuses a plain ``./mlruns`` file store); ``MLFLOW_TRACKING_URI`` overrides.
+Side effects: writes to the tracking store and its artifact location.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+EXPERIMENT = "chemrobust"
+KEY_TAG = "chemrobust.key"
+REASON_TAG = "chemrobust.failure_reason"
+RESULT_COLUMNS = [
+    "submission",
+    "track",
+    "dataset",
+    "augmentation",
+    "layer",
+    "distance",
+    "direction",
+    "subset",
+    "metric",
+    "value",
+]
+
+
+def default_tracking_uri(state_dir: Path) -> str:
+    """``MLFLOW_TRACKING_URI`` if set, else a sqlite file in the state folder."""
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(state_dir / 'mlflow.db').resolve()}"
+
+
+def run_key(fields: Mapping[str, str]) -> str:
+    """Deterministic key of a result: sha256 over the identifying fields (sorted), 32 hex characters."""
+    blob = json.dumps(dict(fields), sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def metric_name(track: str, row: Mapping[str, Any]) -> str:
+    """MLflow metric name of one long-format result row."""
+    parts = [
+        track,
+        row["metric"],
+        row["augmentation"],
+        row["layer"],
+        row["distance"],
+        row["direction"],
+        row["subset"],
+    ]
+    return "/".join(str(p) for p in parts if p not in ("", "-", None))
+
+
+class ResultStore:
+    """MLflow-backed store of evaluation runs.
+
+    Parameters
+    ----------
+    tracking_uri : str
+        MLflow tracking URI.
+    artifact_root : pathlib.Path, optional
+        Where a new experiment keeps artifacts when the store is local.
+    """
+
+    def __init__(self, tracking_uri: str, artifact_root: Path | None = None) -> None:
+        import mlflow
+        from mlflow.tracking import MlflowClient
+
+        self._mlflow = mlflow
+        self.tracking_uri = tracking_uri
+        self.client = MlflowClient(tracking_uri=tracking_uri)
+        experiment = self.client.get_experiment_by_name(EXPERIMENT)
+        if experiment is None:
+            location = artifact_root.resolve().as_uri() if artifact_root is not None else None
+            self.experiment_id = self.client.create_experiment(EXPERIMENT, artifact_location=location)
+        else:
+            self.experiment_id = experiment.experiment_id
+
+    def find_finished(self, key: str):
+        """Return the newest FINISHED run with ``key``, or ``None``."""
+        runs = self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"tags.`{KEY_TAG}` = '{key}' and attributes.status = 'FINISHED'",
+            order_by=["attributes.start_time DESC"],
+            max_results=1,
+        )
+        return runs[0] if runs else None
+
+    def start(self, key: str, *, name: str, tags: Mapping[str, str], params: Mapping[str, Any]) -> str:
+        """Create a RUNNING run with its identifying tags and parameters; return its id."""
+        run = self.client.create_run(
+            self.experiment_id, run_name=name, tags={KEY_TAG: key, **{k: str(v) for k, v in tags.items()}}
+        )
+        from mlflow.entities import Param
+
+        items = [Param(k, str(v)[:6000]) for k, v in sorted(params.items())]
+        for i in range(0, len(items), 100):
+            self.client.log_batch(run.info.run_id, params=items[i : i + 100])
+        return run.info.run_id
+
+    def set_tags(self, run_id: str, tags: Mapping[str, Any]) -> None:
+        """Add tags to a run (hardware, image id … known only after the run)."""
+        for k, v in tags.items():
+            self.client.set_tag(run_id, k, str(v)[:5000])
+
+    def finish(self, run_id: str, result: Mapping[str, Any], out_dir: Path) -> None:
+        """Log every metric of ``result`` and the output folder's files, then mark the run FINISHED."""
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        metrics = [
+            Metric(metric_name(result["track"], row), float(row["value"]), now, 0)
+            for row in result["metrics"]
+            if isinstance(row.get("value"), int | float) and math.isfinite(row["value"])
+        ]
+        for i in range(0, len(metrics), 1000):
+            self.client.log_batch(run_id, metrics=metrics[i : i + 1000])
+        for path in sorted(out_dir.iterdir()):
+            if path.is_file():
+                self.client.log_artifact(run_id, str(path))
+        self.client.set_terminated(run_id, "FINISHED")
+
+    def fail(self, run_id: str, reason: str, log_tail: str = "") -> None:
+        """Mark a run FAILED with its one-line reason and the tail of its log."""
+        self.client.set_tag(run_id, REASON_TAG, reason[:5000])
+        if log_tail:
+            self.client.log_text(run_id, log_tail, "log_tail.txt")
+        self.client.set_terminated(run_id, "FAILED")
+
+    def result_of(self, run) -> dict[str, Any]:
+        """Download and parse a run's ``result.json``."""
+        with tempfile.TemporaryDirectory() as tmp:
+            local = self.client.download_artifacts(run.info.run_id, "result.json", tmp)
+            return json.loads(Path(local).read_text())
+
+    def latest_runs(self, submissions: Iterable[str] | None = None) -> list:
+        """Newest run per (submission, track, data set): the newest FINISHED one, else the newest failure."""
+        runs = self.client.search_runs(
+            [self.experiment_id], order_by=["attributes.start_time DESC"], max_results=50000
+        )
+        wanted = set(submissions) if submissions is not None else None
+        chosen: dict[tuple[str, str, str], Any] = {}
+        for run in runs:
+            tags = run.data.tags
+            group = (tags.get("submission", ""), tags.get("track", ""), tags.get("dataset", ""))
+            if not group[0] or (wanted is not None and group[0] not in wanted):
+                continue
+            if run.info.status not in ("FINISHED", "FAILED"):
+                continue
+            current = chosen.get(group)
+            if current is None or (current.info.status != "FINISHED" and run.info.status == "FINISHED"):
+                chosen[group] = run
+        return [chosen[k] for k in sorted(chosen)]
+
+    def export(self, submissions: Iterable[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Long-format results and one provenance record per run, for the site.
+
+        Returns
+        -------
+        results : pandas.DataFrame
+            Columns :data:`RESULT_COLUMNS`, from the FINISHED runs.
+        runs : pandas.DataFrame
+            One row per chosen run (FINISHED or FAILED) with provenance fields.
+        """
+        rows: list[dict[str, Any]] = []
+        records: list[dict[str, Any]] = []
+        for run in self.latest_runs(submissions):
+            tags = run.data.tags
+            record = {
+                "submission": tags.get("submission", ""),
+                "track": tags.get("track", ""),
+                "dataset": tags.get("dataset", ""),
+                "status": run.info.status,
+                "reason": tags.get(REASON_TAG, ""),
+                "run_id": run.info.run_id,
+                "image_tag": tags.get("image_tag", ""),
+                "image_id": tags.get("image_id", ""),
+                "benchmark_version": tags.get("benchmark_version", ""),
+                "data_hash": tags.get("data_hash", ""),
+                "model_revision": tags.get("model_revision", ""),
+                "runner": tags.get("runner", ""),
+                "hardware": json.loads(tags.get("hardware", "{}") or "{}"),
+                "git_commit": tags.get("git_commit", ""),
+                "started_at": pd.Timestamp(run.info.start_time, unit="ms", tz="UTC").isoformat(),
+                "duration_s": round(
+                    ((run.info.end_time or run.info.start_time) - run.info.start_time) / 1000, 1
+                ),
+            }
+            if run.info.status == "FINISHED":
+                result = self.result_of(run)
+                record["counts"] = result.get("counts", {})
+                record["tied_pairs"] = len(result.get("tied_pairs", []))
+                record["skipped_molecules"] = len(result.get("skipped_molecules", []))
+                for row in result["metrics"]:
+                    rows.append(
+                        {
+                            "submission": record["submission"],
+                            "track": record["track"],
+                            "dataset": record["dataset"],
+                            **{k: row[k] for k in RESULT_COLUMNS[3:]},
+                        }
+                    )
+            records.append(record)
+        return pd.DataFrame(rows, columns=RESULT_COLUMNS), pd.DataFrame(records)
