@@ -175,6 +175,10 @@ class Evaluator:
         Request GPUs from Docker (``auto``: when the engine has an NVIDIA runtime).
     base_image : str
         Base image of the submission images.
+    options : evaluators.tracks.TrackOptions
+        Seed, molecule limit and distances (part of the benchmark version).
+    submissions_dir : pathlib.Path, optional
+        Where the submissions live (default ``repo_root/submissions``).
     log : callable
         Receives progress lines.
     """
@@ -186,6 +190,7 @@ class Evaluator:
     gpu: Literal["auto", "on", "off"] = "auto"
     base_image: str = DEFAULT_BASE_IMAGE
     options: TrackOptions = field(default_factory=TrackOptions)
+    submissions_dir: Path | None = None
     log: Log = print
 
     def __post_init__(self) -> None:
@@ -229,7 +234,7 @@ class Evaluator:
         """Evaluate the chosen submissions (all when ``None``) on ``datasets``; return the summary."""
         started = time.perf_counter()
         summary = Summary(runner=self.runner_name)
-        manifests = discover(self.repo_root / "submissions")
+        manifests = discover(self.submissions_dir or self.repo_root / "submissions")
         if submission_ids:
             known = {p.parent.name: p for p in manifests}
             missing = [s for s in submission_ids if s not in known]
