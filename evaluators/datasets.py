@@ -147,6 +147,34 @@ CHEBI20 = _register(
 )
 
 
+def _read_qm9_isomers(folder: Path) -> list[tuple[str, str]]:
+    # Tab-separated with an unnamed first column (the row index): header "\tcids\tSMILES\t...".
+    return _read_delimited(
+        folder / "isomers_original.csv", delimiter="\t", id_col="cids", smiles_col="SMILES"
+    )
+
+
+QM9_ISOMERS = _register(
+    DatasetSpec(
+        name="qm9-isomers",
+        files=(
+            DataFile(
+                "isomers_original.csv",
+                sha256="b84ebeb912df7e46178b09f9e32793b576b84e5cb6a4c7fa900f46355ac5f8d8",
+                url=f"{_AMORE_RAW}/qm9/isomers_original.csv",
+            ),
+        ),
+        reader=_read_qm9_isomers,
+        description="The AMORE paper's isomer set (918 QM9 molecules): stereo- and constitutional isomers of "
+        "few molecular formulas — hard negatives for retrieval.",
+        source=f"ChemistryLLMs/AMORE @ {_AMORE_COMMIT[:10]}, data/qm9/isomers_original.csv",
+        license="CC BY 4.0 (QM9)",
+        citation="Ramakrishnan et al., Quantum chemistry structures and properties of 134 kilo molecules, "
+        "Scientific Data 2014",
+    )
+)
+
+
 def file_sha256(path: Path) -> str:
     """Return the hex sha256 of a file, streamed."""
     digest = hashlib.sha256()

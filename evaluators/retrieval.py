@@ -4,17 +4,22 @@ For query ``q_i`` and gallery ``g_1 … g_N`` whose true match is ``g_i`` (AMORE
 
     rank_i = 1 + #{j : d(q_i, g_j) < d(q_i, g_i)} + 1/2 · #{j != i : d(q_i, g_j) = d(q_i, g_i)}
 
-Distances come from dense matrix products in float64, computed in query blocks whose size bounds memory
-(no N × N matrix is ever held), rather than from a k = N FAISS search as in the reference code. Two
-distances are equal when they differ by at most ``TIE_RTOL`` relative to the larger magnitude: the
-embeddings are float32, so smaller differences are rounding noise of the matrix product, not signal.
+Distances come from dense float32 matrix products computed in row blocks whose size bounds memory (no N × N
+matrix is ever held) — not from a k = N FAISS search as in the reference code. Every comparison whose float32
+distance lies within a rounding band of the true match's distance is recomputed exactly in float64 from the
+vectors' difference, so the ranks are those of exact float64 arithmetic at float32 speed. Two distances are
+equal when they differ by at most ``TIE_RTOL`` of the distance scale: the embeddings are float32, so smaller
+differences are rounding noise, not signal. One product serves both directions (the distances are
+symmetric): row counts give original → augmented, column counts give augmented → original.
 
-Distances: ``l2`` (squared Euclidean — same order as Euclidean), ``cosine`` (1 − cosine similarity) and
-``inner_product`` (negated dot product, so smaller is closer).
+Distances: ``l2`` (squared Euclidean, same order as Euclidean), ``cosine`` (1 − cosine similarity) and
+``inner_product`` (negated dot product, so smaller is closer). :func:`hnsw_ranks` adds FAISS HNSW as an
+approximate index (the paper's Table 6).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -22,24 +27,140 @@ import numpy as np
 Distance = Literal["l2", "cosine", "inner_product"]
 DISTANCES: tuple[Distance, ...] = ("l2", "cosine", "inner_product")
 TIE_RTOL = 1e-9
+# float32 products are accurate to ~1e-6 of the scale for d <= 10^4; 1e-4 leaves a wide margin.
+_BAND_RTOL = 1e-4
 _BLOCK_BYTES = 256 * 1024 * 1024
 
 
-def _prepare(x: np.ndarray, distance: Distance) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    if distance == "cosine":
-        norms = np.linalg.norm(x, axis=1, keepdims=True)
-        # A zero vector has no direction: it is equally (dis)similar to everything (cosine 0).
-        x = np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
-    return x
+@dataclass(frozen=True, slots=True)
+class BidirectionalRanks:
+    """Ranks and tie counts in both directions for one (queries, gallery) pair of aligned sets.
+
+    ``forward`` ranks each ``gallery[i]`` for query ``queries[i]``; ``reverse`` ranks each ``queries[i]``
+    for query ``gallery[i]``. ``*_ties[i]`` counts other items at exactly the true match's distance.
+    """
+
+    forward: np.ndarray
+    forward_ties: np.ndarray
+    reverse: np.ndarray
+    reverse_ties: np.ndarray
 
 
-def _block_distances(q: np.ndarray, g: np.ndarray, g_sq: np.ndarray | None, distance: Distance) -> np.ndarray:
-    dots = q @ g.T
+def _check(queries: np.ndarray, gallery: np.ndarray, distance: str) -> None:
+    if queries.ndim != 2 or queries.shape != gallery.shape:
+        raise ValueError(f"queries {queries.shape} and gallery {gallery.shape} must both be (n, d)")
+    if distance not in DISTANCES:
+        raise ValueError(f"unknown distance {distance!r}; choose one of {DISTANCES}")
+    if not (np.isfinite(queries).all() and np.isfinite(gallery).all()):
+        raise ValueError("embeddings contain NaN or inf")
+
+
+def _unit(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    # A zero vector has no direction: it is equally (dis)similar to everything (cosine 0).
+    return np.divide(x, norms, out=np.zeros_like(x), where=norms > 0)
+
+
+def _exact(q: np.ndarray, g: np.ndarray, distance: Distance) -> np.ndarray:
+    """Elementwise float64 distance between rows ``q[k]`` and ``g[k]`` (inputs already prepared)."""
     if distance == "l2":
-        return (np.einsum("ij,ij->i", q, q)[:, None] + g_sq[None, :]) - 2.0 * dots
-    # cosine on unit vectors and inner product both order by the negated dot product.
-    return (1.0 - dots) if distance == "cosine" else -dots
+        diff = q - g
+        return np.einsum("ij,ij->i", diff, diff)
+    dots = np.einsum("ij,ij->i", q, g)
+    return 1.0 - dots if distance == "cosine" else -dots
+
+
+def _resolve(qi, gj, owner, q64, g64, true, tol, distance, less, equal) -> None:
+    """Settle comparisons inside the rounding band exactly in float64 and add them to the counts."""
+    if qi.size == 0:
+        return
+    exact = _exact(q64[qi], g64[gj], distance)
+    ref, eps = true[owner], tol[owner]
+    np.add.at(less, owner, exact < ref - eps)
+    np.add.at(equal, owner, np.abs(exact - ref) <= eps)
+
+
+def bidirectional_ranks(
+    queries: np.ndarray,
+    gallery: np.ndarray,
+    *,
+    distance: Distance = "l2",
+    block_bytes: int = _BLOCK_BYTES,
+) -> BidirectionalRanks:
+    """Exact ranks of the true matches in both directions, with the half-tie rule.
+
+    Parameters
+    ----------
+    queries, gallery : ndarray of shape (n, d)
+        Aligned embeddings: row ``i`` of one matches row ``i`` of the other.
+    distance : {"l2", "cosine", "inner_product"}, default="l2"
+        Dissimilarity to rank by.
+    block_bytes : int, default=256 MiB
+        Memory budget for one block of the distance matrix and its temporaries.
+
+    Returns
+    -------
+    BidirectionalRanks
+
+    Raises
+    ------
+    ValueError
+        On mismatched shapes, an unknown distance or non-finite values.
+    """
+    _check(queries, gallery, distance)
+    q64 = np.asarray(queries, dtype=np.float64)
+    g64 = np.asarray(gallery, dtype=np.float64)
+    if distance == "cosine":
+        q64, g64 = _unit(q64), _unit(g64)
+    q32, g32 = q64.astype(np.float32), g64.astype(np.float32)
+    n = len(q64)
+    q_sq = np.einsum("ij,ij->i", q64, q64)
+    g_sq = np.einsum("ij,ij->i", g64, g64)
+    true = _exact(q64, g64, distance)
+    # Per-query distance scale: the magnitude of the terms the product rounds.
+    if distance == "l2":
+        scale_f, scale_r = q_sq + g_sq.max(initial=0.0), g_sq + q_sq.max(initial=0.0)
+    elif distance == "cosine":
+        scale_f = scale_r = np.ones(n)
+    else:
+        scale_f = np.sqrt(q_sq) * np.sqrt(g_sq.max(initial=0.0))
+        scale_r = np.sqrt(g_sq) * np.sqrt(q_sq.max(initial=0.0))
+    scale_f, scale_r = np.maximum(scale_f, 1e-30), np.maximum(scale_r, 1e-30)
+
+    band_f = _BAND_RTOL * scale_f
+    band_r = _BAND_RTOL * scale_r
+    # float32 thresholds: comparisons stay in float32 (an upcast of the block would double the work).
+    lo_f, hi_f = (true - band_f).astype(np.float32), (true + band_f).astype(np.float32)
+    lo_r, hi_r = (true - band_r).astype(np.float32), (true + band_r).astype(np.float32)
+    less_f = np.zeros(n, dtype=np.int64)
+    equal_f = np.zeros(n, dtype=np.int64)
+    less_r = np.zeros(n, dtype=np.int64)
+    equal_r = np.zeros(n, dtype=np.int64)
+    block = max(1, min(n, block_bytes // max(1, 4 * n * 4)))
+    q_sq32, g_sq32 = q_sq.astype(np.float32), g_sq.astype(np.float32)
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        d = q32[start:stop] @ g32.T
+        if distance == "l2":
+            d *= -2.0
+            d += q_sq32[start:stop, None]
+            d += g_sq32[None, :]
+        elif distance == "cosine":
+            np.subtract(1.0, d, out=d)
+        else:
+            np.negative(d, out=d)
+        below = d < lo_f[start:stop, None]
+        less_f[start:stop] += np.count_nonzero(below, axis=1)
+        bi, bj = np.nonzero(~below & (d <= hi_f[start:stop, None]))
+        _resolve(bi + start, bj, bi + start, q64, g64, true, TIE_RTOL * scale_f, distance, less_f, equal_f)
+        below = d < lo_r[None, :]
+        less_r += np.count_nonzero(below, axis=0)
+        bi, bj = np.nonzero(~below & (d <= hi_r[None, :]))
+        _resolve(bi + start, bj, bj, q64, g64, true, TIE_RTOL * scale_r, distance, less_r, equal_r)
+    # The true match itself is always in its band and equal to itself: remove it from the tie counts.
+    equal_f -= 1
+    equal_r -= 1
+    return BidirectionalRanks(1.0 + less_f + 0.5 * equal_f, equal_f, 1.0 + less_r + 0.5 * equal_r, equal_r)
 
 
 def retrieval_ranks(
@@ -102,36 +223,47 @@ def retrieval_ranks_and_ties(
         ``#{j != i : d(q_i, g_j) = d(q_i, g_i)}``; non-zero where two different items are
         indistinguishable to the model (for example two molecules with the same fingerprint).
     """
-    if queries.ndim != 2 or queries.shape != gallery.shape:
-        raise ValueError(f"queries {queries.shape} and gallery {gallery.shape} must both be (n, d)")
-    if distance not in DISTANCES:
-        raise ValueError(f"unknown distance {distance!r}; choose one of {DISTANCES}")
-    if not (np.isfinite(queries).all() and np.isfinite(gallery).all()):
-        raise ValueError("embeddings contain NaN or inf")
-    q_all = _prepare(queries, distance)
-    g = _prepare(gallery, distance)
-    g_sq = np.einsum("ij,ij->i", g, g)
-    q_sq = np.einsum("ij,ij->i", q_all, q_all)
-    # Tolerance scaled to the magnitude of the terms that the matrix product rounds.
-    if distance == "l2":
-        scale = q_sq + g_sq.max(initial=0.0)
-    elif distance == "cosine":
-        scale = np.ones_like(q_sq)
-    else:
-        scale = np.sqrt(q_sq) * np.sqrt(g_sq.max(initial=0.0))
-    tol_all = TIE_RTOL * np.maximum(scale, 1e-300)
-    n = len(g)
-    ranks = np.empty(n, dtype=np.float64)
-    ties = np.empty(n, dtype=np.int64)
-    block = max(1, min(n, block_bytes // max(1, 8 * n * 3)))
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        d = _block_distances(q_all[start:stop], g, g_sq, distance)
-        rows = np.arange(stop - start)
-        true = d[rows, rows + start][:, None]
-        tol = tol_all[start:stop, None]
-        less = (d < true - tol).sum(axis=1)
-        equal = (np.abs(d - true) <= tol).sum(axis=1) - 1  # minus the true match itself
-        ranks[start:stop] = 1.0 + less + 0.5 * equal
-        ties[start:stop] = equal
-    return ranks, ties
+    both = bidirectional_ranks(queries, gallery, distance=distance, block_bytes=block_bytes)
+    return both.forward, both.forward_ties
+
+
+def hnsw_ranks(
+    queries: np.ndarray, gallery: np.ndarray, *, k: int = 100, m: int = 32, ef_search: int = 128
+) -> np.ndarray:
+    """Ranks from an approximate FAISS HNSW index over L2 (the paper's Table 6 "HNSW" row).
+
+    Each query retrieves its ``k`` approximate nearest neighbours; the rank is the true match's position
+    among them (1-based), or ``inf`` when it is not retrieved (counted as a miss for every Acc@k ≤ k and as
+    0 in MRR). Ties are not resolved: this is the approximate index's own order.
+
+    Parameters
+    ----------
+    queries, gallery : ndarray of shape (n, d)
+        Aligned embeddings.
+    k : int, default=100
+        Neighbours retrieved per query (capped at n).
+    m, ef_search : int
+        HNSW graph degree and search breadth.
+    """
+    import faiss
+
+    _check(queries, gallery, "l2")
+    q = np.ascontiguousarray(queries, dtype=np.float32)
+    g = np.ascontiguousarray(gallery, dtype=np.float32)
+    n, dim = g.shape
+    index = faiss.IndexHNSWFlat(dim, m)
+    index.hnsw.efSearch = max(ef_search, k)
+    # Parallel insertion makes the graph depend on thread timing; one thread keeps it reproducible
+    # (HNSW's level generator has a fixed seed).
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)
+    try:
+        index.add(g)
+    finally:
+        faiss.omp_set_num_threads(threads)
+    _, found = index.search(q, min(k, n))
+    hits = found == np.arange(n)[:, None]
+    ranks = np.full(n, np.inf)
+    rows, cols = np.nonzero(hits)
+    ranks[rows] = cols + 1.0
+    return ranks

@@ -62,7 +62,7 @@ class TransformersAdapter(EmbeddingAdapter):
             model = model.get_encoder()
         self.stack = "decoder" if config.architecture == "decoder" else "encoder"
         self.model = model.eval()
-        self.all_layers = config.options.get("layers", "last") == "all"
+        self.all_layers = config.options.get("layers", "all") == "all"
 
     def describe(self) -> dict[str, Any]:  # noqa: D102
         return {

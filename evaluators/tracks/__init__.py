@@ -29,7 +29,7 @@ class TrackOptions:
 
     seed: int = 0
     limit: int | None = None
-    distances: tuple[str, ...] = ("l2", "cosine")
+    distances: tuple[str, ...] = ("l2", "cosine", "inner_product", "hnsw")
 
 
 class Track(ABC):

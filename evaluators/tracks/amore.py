@@ -1,13 +1,20 @@
 """``amore``: embedding retrieval under SMILES augmentation (SPEC §4 T1).
 
 For each augmentation f, the model embeds every original x_i and every variant f(x_i); retrieval asks,
-for each original, where its own variant ranks among all variants (and, in reverse, where the original
-ranks among all originals for each variant). Every unique string is embedded once per evaluation: the
-originals are shared by all augmentations, and a variant identical to its original reuses that embedding.
+for each original, where its own variant ranks among all variants (``original_to_augmented``, the paper's
+direction) and, in reverse, where the original ranks among all originals for each variant. Every unique
+string is embedded once per evaluation: the originals are shared by all augmentations, and a variant
+identical to its original reuses that embedding. All layers the adapter returns are scored.
 
 Pairs whose augmentation failed the identity check are excluded and counted; identical pairs are kept in
 the ``all`` subset (comparable with the paper) and left out of ``non_trivial`` (the headline). The gallery
-is the same for both subsets — only the queries scored differ.
+is the same for both subsets — only the queries scored differ. Distances: exact ``l2``, ``cosine`` and
+``inner_product`` (one blocked product per layer and distance serves both directions), plus the approximate
+FAISS ``hnsw`` index on the last layer (the paper's Table 6).
+
+Artifacts: ``ranks.csv.gz`` (per-molecule ranks, last layer, every distance and direction) and
+``ranks_all_layers.npz`` (every layer). ``result.json`` also carries Recall@K curves (K = 1..100) for the
+last layer and the chance level 1/N.
 
 Reference: Ganeeva et al., AMORE (``shared/papers/amore-smiles-augmentation-robustness.txt``), §3.
 """
@@ -27,11 +34,13 @@ import numpy as np
 from evaluators.adapters import Adapter, EmbeddingAdapter
 from evaluators.augmentations import AUGMENTATIONS, AugmentedPair, get_augmentation
 from evaluators.datasets import LoadedDataset
-from evaluators.metrics import METRICS
-from evaluators.retrieval import retrieval_ranks_and_ties
+from evaluators.metrics import METRICS, recall_at_k_curve
+from evaluators.retrieval import DISTANCES, bidirectional_ranks, hnsw_ranks
 from evaluators.tracks import TRACKS, Track
 
 DIRECTIONS = ("original_to_augmented", "augmented_to_original")
+APPROXIMATE = ("hnsw",)
+RECALL_KS = np.arange(1, 101)
 
 
 class EmbeddingError(RuntimeError):
@@ -50,12 +59,26 @@ def _check_embeddings(layers: dict[str, np.ndarray], n: int) -> None:
             raise EmbeddingError(f"layer {label!r}: {int(bad.sum())} of {n} embeddings contain NaN or inf")
 
 
+def _row(
+    augmentation: str, layer: str, distance: str, direction: str, subset: str, metric: str, value: float
+) -> dict[str, Any]:
+    return {
+        "augmentation": augmentation,
+        "layer": layer,
+        "distance": distance,
+        "direction": direction,
+        "subset": subset,
+        "metric": metric,
+        "value": float(value),
+    }
+
+
 @TRACKS.register("amore")
 class AmoreTrack(Track):
     """AMORE retrieval accuracy of original ↔ augmented SMILES embeddings."""
 
     name = "amore"
-    version = 1
+    version = 2
     capability = "embed"
     main_metric = "acc_at_1"
     description = "Embedding retrieval of a molecule's augmented SMILES given its original (AMORE)."
@@ -65,6 +88,9 @@ class AmoreTrack(Track):
     )
 
     def definition(self) -> dict[str, Any]:  # noqa: D102
+        unknown = set(self.options.distances) - set(DISTANCES) - set(APPROXIMATE)
+        if unknown:
+            raise ValueError(f"unknown distance(s) {sorted(unknown)}; choose from {DISTANCES + APPROXIMATE}")
         return {
             "augmentations": [
                 asdict(get_augmentation(n, self.options.seed).description) for n in AUGMENTATIONS
@@ -73,6 +99,7 @@ class AmoreTrack(Track):
             "directions": list(DIRECTIONS),
             "metrics": METRICS.names(),
             "subsets": ["all", "non_trivial"],
+            "recall_ks": [int(RECALL_KS[0]), int(RECALL_KS[-1])],
         }
 
     def run(  # noqa: D102
@@ -80,6 +107,7 @@ class AmoreTrack(Track):
     ) -> dict[str, Any]:
         if not isinstance(adapter, EmbeddingAdapter):
             raise TypeError("track 'amore' needs an adapter with the 'embed' capability")
+        self.definition()
         timing: dict[str, float] = {}
         molecules = dataset.molecules
 
@@ -94,22 +122,25 @@ class AmoreTrack(Track):
         strings: dict[str, int] = {}
         for m in molecules:
             strings.setdefault(m.smiles, len(strings))
-        for name in pairs:
-            for p in pairs[name]:
+        for plist in pairs.values():
+            for p in plist:
                 if p.status == "changed":
                     strings.setdefault(p.augmented, len(strings))
-        log(f"amore: embedding {len(strings)} unique strings ({len(molecules)} molecules)")
+        log(f"amore: embedding {len(strings)} unique strings ({len(molecules)} molecules × 5 augmentations)")
         t0 = time.perf_counter()
         embedded = adapter.embed(list(strings))
         timing["embed_s"] = time.perf_counter() - t0
         _check_embeddings(embedded.layers, len(strings))
 
         t0 = time.perf_counter()
-        metrics: list[dict[str, Any]] = []
+        self._metrics: list[dict[str, Any]] = []
+        self._curves: list[dict[str, Any]] = []
+        self._ranks: dict[str, np.ndarray] = {}
+        self._ties: list[dict[str, Any]] = []
         counts: dict[str, dict[str, int]] = {}
         excluded: list[dict[str, str]] = []
-        ties: list[dict[str, Any]] = []
-        rank_rows: list[tuple] = []
+        csv_rows: list[tuple] = []
+        exact = [d for d in self.options.distances if d in DISTANCES]
         for name, plist in pairs.items():
             kept = [p for p in plist if p.status != "excluded"]
             excluded += [
@@ -124,91 +155,138 @@ class AmoreTrack(Track):
                 "n_non_trivial": int(non_trivial.sum()),
                 "n_excluded": len(plist) - len(kept),
             }
-            metrics += [
-                {
-                    "augmentation": name,
-                    "layer": "-",
-                    "distance": "-",
-                    "direction": "-",
-                    "subset": "all",
-                    "metric": count,
-                    "value": float(value),
-                }
-                for count, value in counts[name].items()
-            ]
+            self._metrics += [_row(name, "-", "-", "-", "all", k, v) for k, v in counts[name].items()]
             if len(kept) < 2:
                 log(f"amore: {name}: fewer than 2 valid pairs, no retrieval")
                 continue
+            self._metrics.append(_row(name, "-", "-", "-", "all", "chance_acc_at_1", 1.0 / len(kept)))
             q_idx = np.array([strings[p.original] for p in kept])
             g_idx = np.array([strings[p.augmented] for p in kept])
+            ids = [p.id for p in kept]
             for layer, emb in embedded.layers.items():
-                for distance in self.options.distances:
-                    for direction in DIRECTIONS:
-                        q, g = (q_idx, g_idx) if direction == DIRECTIONS[0] else (g_idx, q_idx)
-                        ranks, n_tie = retrieval_ranks_and_ties(emb[q], emb[g], distance=distance)
-                        key = {
-                            "augmentation": name,
-                            "layer": layer,
-                            "distance": distance,
-                            "direction": direction,
-                        }
-                        for subset, mask in (("all", slice(None)), ("non_trivial", non_trivial)):
-                            r = ranks[mask]
-                            if r.size == 0:
-                                continue
-                            for metric in METRICS.names():
-                                metrics.append(
-                                    {
-                                        **key,
-                                        "subset": subset,
-                                        "metric": metric,
-                                        "value": METRICS.get(metric).fn(r),
-                                    }
-                                )
-                            metrics.append(
-                                {
-                                    **key,
-                                    "subset": subset,
-                                    "metric": "n_ties",
-                                    "value": float((n_tie[mask] > 0).sum()),
-                                }
-                            )
-                        if layer == "last" and direction == DIRECTIONS[0]:
-                            ties += [
-                                {
-                                    "id": kept[i].id,
-                                    "augmentation": name,
-                                    "distance": distance,
-                                    "n_tied": int(n_tie[i]),
-                                }
-                                for i in np.flatnonzero(n_tie)
-                            ]
-                        rank_rows += [
-                            (name, layer, distance, direction, p.id, p.status, float(rk))
-                            for p, rk in zip(kept, ranks, strict=True)
-                        ]
+                queries, gallery = emb[q_idx], emb[g_idx]
+                for distance in exact:
+                    both = bidirectional_ranks(queries, gallery, distance=distance)
+                    self._score(
+                        name,
+                        layer,
+                        distance,
+                        DIRECTIONS[0],
+                        both.forward,
+                        both.forward_ties,
+                        non_trivial,
+                        ids,
+                    )
+                    self._score(
+                        name,
+                        layer,
+                        distance,
+                        DIRECTIONS[1],
+                        both.reverse,
+                        both.reverse_ties,
+                        non_trivial,
+                        ids,
+                    )
+                if layer == "last" and "hnsw" in self.options.distances:
+                    zeros = np.zeros(len(kept), dtype=np.int64)
+                    self._score(
+                        name,
+                        layer,
+                        "hnsw",
+                        DIRECTIONS[0],
+                        hnsw_ranks(queries, gallery),
+                        zeros,
+                        non_trivial,
+                        ids,
+                    )
+                    self._score(
+                        name,
+                        layer,
+                        "hnsw",
+                        DIRECTIONS[1],
+                        hnsw_ranks(gallery, queries),
+                        zeros,
+                        non_trivial,
+                        ids,
+                    )
+            for key, ranks in self._ranks.items():
+                aug, layer, distance, direction = key.split("|")
+                if aug == name and layer == "last":
+                    csv_rows += [
+                        (aug, distance, direction, p.id, p.status, float(r))
+                        for p, r in zip(kept, ranks, strict=True)
+                    ]
         timing["retrieval_s"] = time.perf_counter() - t0
 
-        with gzip.open(out_dir / "ranks.csv.gz", "wt", newline="") as handle:
+        t0 = time.perf_counter()
+        with gzip.open(out_dir / "ranks.csv.gz", "wt", newline="", compresslevel=5) as handle:
             writer = csv.writer(handle)
-            writer.writerow(["augmentation", "layer", "distance", "direction", "id", "status", "rank"])
-            writer.writerows(rank_rows)
+            writer.writerow(["augmentation", "distance", "direction", "id", "status", "rank"])
+            writer.writerows(csv_rows)
+        np.savez_compressed(
+            out_dir / "ranks_all_layers.npz", **{k: v.astype(np.float32) for k, v in self._ranks.items()}
+        )
+        timing["artifacts_s"] = time.perf_counter() - t0
         n = len(molecules)
         return {
-            "metrics": metrics,
+            "metrics": self._metrics,
+            "recall_at_k": {"k": RECALL_KS.tolist(), "curves": self._curves},
             "counts": {
                 "per_augmentation": counts,
                 "n_truncated": embedded.n_truncated,
                 "n_unique_strings": len(strings),
                 "n_molecules": n,
+                "layers": list(embedded.layers),
             },
             "chance_level": {"acc_at_1": 1.0 / n if n else None},
             "excluded_pairs": excluded,
-            "tied_pairs": ties,
+            "tied_pairs": self._ties,
             "augmentations": {
                 name: asdict(get_augmentation(name, self.options.seed).description) for name in pairs
             },
             "examples": {name: [p.augmented for p in plist[:3]] for name, plist in pairs.items()},
             "timing": timing,
-            "artifacts": ["ranks.csv.gz"],
+            "artifacts": ["ranks.csv.gz", "ranks_all_layers.npz"],
         }
+
+    def _score(
+        self,
+        aug: str,
+        layer: str,
+        distance: str,
+        direction: str,
+        ranks: np.ndarray,
+        ties: np.ndarray,
+        non_trivial: np.ndarray,
+        ids: list[str],
+    ) -> None:
+        """Metrics, Recall@K curves (last layer) and tie reports for one set of ranks."""
+        self._ranks[f"{aug}|{layer}|{distance}|{direction}"] = ranks
+        for subset, mask in (("all", slice(None)), ("non_trivial", non_trivial)):
+            r = ranks[mask]
+            if r.size == 0:
+                continue
+            for metric in METRICS.names():
+                self._metrics.append(
+                    _row(aug, layer, distance, direction, subset, metric, METRICS.get(metric).fn(r))
+                )
+            self._metrics.append(
+                _row(aug, layer, distance, direction, subset, "n_ties", (ties[mask] > 0).sum())
+            )
+            if layer == "last":
+                curve = recall_at_k_curve(r, RECALL_KS)
+                self._curves.append(
+                    {
+                        "augmentation": aug,
+                        "layer": layer,
+                        "distance": distance,
+                        "direction": direction,
+                        "subset": subset,
+                        "recall": [round(float(v), 6) for v in curve],
+                    }
+                )
+        if layer == "last" and direction == DIRECTIONS[0]:
+            self._ties += [
+                {"id": ids[i], "augmentation": aug, "distance": distance, "n_tied": int(ties[i])}
+                for i in np.flatnonzero(ties)
+            ]
