@@ -8,7 +8,7 @@ Distances come from dense float32 matrix products computed in row blocks whose s
 matrix is ever held) — not from a k = N FAISS search as in the reference code. Every comparison whose float32
 distance lies within a rounding band of the true match's distance is recomputed exactly in float64 from the
 vectors' difference, so the ranks are those of exact float64 arithmetic at float32 speed. Two distances are
-equal when they differ by at most ``TIE_RTOL`` of the distance scale: the embeddings are float32, so smaller
+equal when they differ by at most ``TIE_RTOL`` of their magnitude: the embeddings are float32, so smaller
 differences are rounding noise, not signal. One product serves both directions (the distances are
 symmetric): row counts give original → augmented, column counts give augmented → original.
 
@@ -70,14 +70,148 @@ def _exact(q: np.ndarray, g: np.ndarray, distance: Distance) -> np.ndarray:
     return 1.0 - dots if distance == "cosine" else -dots
 
 
-def _resolve(qi, gj, owner, q64, g64, true, tol, distance, less, equal) -> None:
-    """Settle comparisons inside the rounding band exactly in float64 and add them to the counts."""
+def _resolve(qi, gj, owner, q64, g64, true, distance, less, equal) -> None:
+    """Settle comparisons inside the rounding band exactly in float64 and add them to the counts.
+
+    The tie tolerance is per pair: relative to the two distances compared, plus, for the dot-product
+    distances, the rounding of a dot product of these two vectors. A vector of huge norm elsewhere in the
+    gallery therefore never merges the distances of unrelated pairs.
+    """
     if qi.size == 0:
         return
     exact = _exact(q64[qi], g64[gj], distance)
-    ref, eps = true[owner], tol[owner]
+    ref = true[owner]
+    eps = TIE_RTOL * np.maximum(np.abs(exact), np.abs(ref))
+    if distance == "cosine":
+        eps += TIE_RTOL
+    elif distance == "inner_product":
+        eps += TIE_RTOL * np.linalg.norm(q64[qi], axis=1) * np.linalg.norm(g64[gj], axis=1)
     np.add.at(less, owner, exact < ref - eps)
     np.add.at(equal, owner, np.abs(exact - ref) <= eps)
+
+
+class _Counter:
+    """Rank counts of one distance in both directions, fed one block of float32 distances at a time."""
+
+    def __init__(self, q64: np.ndarray, g64: np.ndarray, distance: Distance) -> None:
+        self.q64, self.g64, self.distance = q64, g64, distance
+        n = len(q64)
+        q_sq = np.einsum("ij,ij->i", q64, q64)
+        g_sq = np.einsum("ij,ij->i", g64, g64)
+        self.true = _exact(q64, g64, distance)
+        # Per-query scale of the terms the float32 product rounds: the band in which comparisons are
+        # recomputed exactly. Wide is safe (only slower); too narrow would be wrong.
+        if distance == "l2":
+            scale_f, scale_r = q_sq + g_sq.max(initial=0.0), g_sq + q_sq.max(initial=0.0)
+        elif distance == "cosine":
+            scale_f = scale_r = np.ones(n)
+        else:
+            scale_f = np.sqrt(q_sq) * np.sqrt(g_sq.max(initial=0.0))
+            scale_r = np.sqrt(g_sq) * np.sqrt(q_sq.max(initial=0.0))
+        band_f = _BAND_RTOL * np.maximum(scale_f, 1e-30)
+        band_r = _BAND_RTOL * np.maximum(scale_r, 1e-30)
+        # float32 thresholds: comparisons stay in float32 (an upcast of the block would double the work).
+        self.lo_f, self.hi_f = (
+            (self.true - band_f).astype(np.float32),
+            (self.true + band_f).astype(np.float32),
+        )
+        self.lo_r, self.hi_r = (
+            (self.true - band_r).astype(np.float32),
+            (self.true + band_r).astype(np.float32),
+        )
+        self.less_f, self.equal_f = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        self.less_r, self.equal_r = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+
+    def add(self, d: np.ndarray, start: int) -> None:
+        """Count block ``d`` = distances of queries ``start:start+len(d)`` to the whole gallery."""
+        stop = start + len(d)
+        below = d < self.lo_f[start:stop, None]
+        self.less_f[start:stop] += np.count_nonzero(below, axis=1)
+        bi, bj = np.nonzero(~below & (d <= self.hi_f[start:stop, None]))
+        _resolve(
+            bi + start,
+            bj,
+            bi + start,
+            self.q64,
+            self.g64,
+            self.true,
+            self.distance,
+            self.less_f,
+            self.equal_f,
+        )
+        below = d < self.lo_r[None, :]
+        self.less_r += np.count_nonzero(below, axis=0)
+        bi, bj = np.nonzero(~below & (d <= self.hi_r[None, :]))
+        _resolve(bi + start, bj, bj, self.q64, self.g64, self.true, self.distance, self.less_r, self.equal_r)
+
+    def result(self) -> BidirectionalRanks:
+        # The true match itself is always in its band and equal to itself: remove it from the tie counts.
+        eq_f, eq_r = self.equal_f - 1, self.equal_r - 1
+        return BidirectionalRanks(1.0 + self.less_f + 0.5 * eq_f, eq_f, 1.0 + self.less_r + 0.5 * eq_r, eq_r)
+
+
+def bidirectional_ranks_many(
+    queries: np.ndarray,
+    gallery: np.ndarray,
+    *,
+    distances: tuple[Distance, ...] = DISTANCES,
+    block_bytes: int = _BLOCK_BYTES,
+) -> dict[Distance, BidirectionalRanks]:
+    """Exact ranks of the true matches in both directions for several distances, with the half-tie rule.
+
+    ``l2`` and ``inner_product`` share one matrix product (the squared L2 distance is
+    ``|q|² + |g|² − 2 q·g``); ``cosine`` needs one more, on unit vectors.
+
+    Parameters
+    ----------
+    queries, gallery : ndarray of shape (n, d)
+        Aligned embeddings: row ``i`` of one matches row ``i`` of the other.
+    distances : tuple of {"l2", "cosine", "inner_product"}
+        Dissimilarities to rank by.
+    block_bytes : int, default=256 MiB
+        Memory budget for one block of the distance matrix and its temporaries.
+
+    Returns
+    -------
+    dict
+        ``{distance: BidirectionalRanks}``.
+
+    Raises
+    ------
+    ValueError
+        On mismatched shapes, an unknown distance or non-finite values.
+    """
+    for distance in distances:
+        _check(queries, gallery, distance)
+    raw = (np.asarray(queries, dtype=np.float64), np.asarray(gallery, dtype=np.float64))
+    groups = [(raw, [d for d in distances if d != "cosine"])]
+    if "cosine" in distances:
+        groups.append(((_unit(raw[0]), _unit(raw[1])), ["cosine"]))
+    out: dict[Distance, BidirectionalRanks] = {}
+    n = len(raw[0])
+    for (q64, g64), group in groups:
+        if not group:
+            continue
+        counters = {d: _Counter(q64, g64, d) for d in group}
+        q32, g32 = q64.astype(np.float32), g64.astype(np.float32)
+        q_sq32 = np.einsum("ij,ij->i", q64, q64).astype(np.float32)
+        g_sq32 = np.einsum("ij,ij->i", g64, g64).astype(np.float32)
+        block = max(1, min(n, block_bytes // max(1, 4 * n * (3 + len(group)))))
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            dots = q32[start:stop] @ g32.T
+            for distance, counter in counters.items():
+                if distance == "l2":
+                    d = dots * -2.0
+                    d += q_sq32[start:stop, None]
+                    d += g_sq32[None, :]
+                elif distance == "cosine":
+                    d = 1.0 - dots
+                else:
+                    d = -dots
+                counter.add(d, start)
+        out.update({d: c.result() for d, c in counters.items()})
+    return {d: out[d] for d in distances}
 
 
 def bidirectional_ranks(
@@ -87,80 +221,17 @@ def bidirectional_ranks(
     distance: Distance = "l2",
     block_bytes: int = _BLOCK_BYTES,
 ) -> BidirectionalRanks:
-    """Exact ranks of the true matches in both directions, with the half-tie rule.
+    """Exact ranks of the true matches in both directions for one distance.
 
-    Parameters
-    ----------
-    queries, gallery : ndarray of shape (n, d)
-        Aligned embeddings: row ``i`` of one matches row ``i`` of the other.
-    distance : {"l2", "cosine", "inner_product"}, default="l2"
-        Dissimilarity to rank by.
-    block_bytes : int, default=256 MiB
-        Memory budget for one block of the distance matrix and its temporaries.
+    See :func:`bidirectional_ranks_many`.
 
     Returns
     -------
     BidirectionalRanks
-
-    Raises
-    ------
-    ValueError
-        On mismatched shapes, an unknown distance or non-finite values.
     """
-    _check(queries, gallery, distance)
-    q64 = np.asarray(queries, dtype=np.float64)
-    g64 = np.asarray(gallery, dtype=np.float64)
-    if distance == "cosine":
-        q64, g64 = _unit(q64), _unit(g64)
-    q32, g32 = q64.astype(np.float32), g64.astype(np.float32)
-    n = len(q64)
-    q_sq = np.einsum("ij,ij->i", q64, q64)
-    g_sq = np.einsum("ij,ij->i", g64, g64)
-    true = _exact(q64, g64, distance)
-    # Per-query distance scale: the magnitude of the terms the product rounds.
-    if distance == "l2":
-        scale_f, scale_r = q_sq + g_sq.max(initial=0.0), g_sq + q_sq.max(initial=0.0)
-    elif distance == "cosine":
-        scale_f = scale_r = np.ones(n)
-    else:
-        scale_f = np.sqrt(q_sq) * np.sqrt(g_sq.max(initial=0.0))
-        scale_r = np.sqrt(g_sq) * np.sqrt(q_sq.max(initial=0.0))
-    scale_f, scale_r = np.maximum(scale_f, 1e-30), np.maximum(scale_r, 1e-30)
-
-    band_f = _BAND_RTOL * scale_f
-    band_r = _BAND_RTOL * scale_r
-    # float32 thresholds: comparisons stay in float32 (an upcast of the block would double the work).
-    lo_f, hi_f = (true - band_f).astype(np.float32), (true + band_f).astype(np.float32)
-    lo_r, hi_r = (true - band_r).astype(np.float32), (true + band_r).astype(np.float32)
-    less_f = np.zeros(n, dtype=np.int64)
-    equal_f = np.zeros(n, dtype=np.int64)
-    less_r = np.zeros(n, dtype=np.int64)
-    equal_r = np.zeros(n, dtype=np.int64)
-    block = max(1, min(n, block_bytes // max(1, 4 * n * 4)))
-    q_sq32, g_sq32 = q_sq.astype(np.float32), g_sq.astype(np.float32)
-    for start in range(0, n, block):
-        stop = min(n, start + block)
-        d = q32[start:stop] @ g32.T
-        if distance == "l2":
-            d *= -2.0
-            d += q_sq32[start:stop, None]
-            d += g_sq32[None, :]
-        elif distance == "cosine":
-            np.subtract(1.0, d, out=d)
-        else:
-            np.negative(d, out=d)
-        below = d < lo_f[start:stop, None]
-        less_f[start:stop] += np.count_nonzero(below, axis=1)
-        bi, bj = np.nonzero(~below & (d <= hi_f[start:stop, None]))
-        _resolve(bi + start, bj, bi + start, q64, g64, true, TIE_RTOL * scale_f, distance, less_f, equal_f)
-        below = d < lo_r[None, :]
-        less_r += np.count_nonzero(below, axis=0)
-        bi, bj = np.nonzero(~below & (d <= hi_r[None, :]))
-        _resolve(bi + start, bj, bj, q64, g64, true, TIE_RTOL * scale_r, distance, less_r, equal_r)
-    # The true match itself is always in its band and equal to itself: remove it from the tie counts.
-    equal_f -= 1
-    equal_r -= 1
-    return BidirectionalRanks(1.0 + less_f + 0.5 * equal_f, equal_f, 1.0 + less_r + 0.5 * equal_r, equal_r)
+    return bidirectional_ranks_many(queries, gallery, distances=(distance,), block_bytes=block_bytes)[
+        distance
+    ]
 
 
 def retrieval_ranks(

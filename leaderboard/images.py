@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -56,6 +57,7 @@ __all__ = [
     "BuiltImage",
     "ImageBuildError",
     "ImageSpec",
+    "WheelhouseError",
     "ensure_base_image",
     "ensure_extra_wheelhouse",
     "ensure_image",
@@ -99,6 +101,7 @@ _PULL_TIMEOUT_S = 60.0
 _LOG_TAIL_LINES = 30
 _SKIP_DIRS = frozenset({"__pycache__"})
 _SKIP_SUFFIXES = (".pyc", ".pyo")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 class ImageBuildError(RuntimeError):
@@ -126,6 +129,23 @@ class ImageBuildError(RuntimeError):
         if tail:
             text += f"\n--- last lines of the build log ---\n{tail}"
         return text
+
+
+class WheelhouseError(RuntimeError):
+    """``pip download`` failed while filling a wheelhouse.
+
+    Parameters
+    ----------
+    summary : str
+        One line: pip's first ``ERROR:`` line, or its exit status.
+    output : str
+        The end of pip's output.
+    """
+
+    def __init__(self, summary: str, output: str = "") -> None:
+        self.summary = summary
+        self.output = output
+        super().__init__(f"{summary}\n{output}" if output else summary)
 
 
 class BaseImageError(RuntimeError):
@@ -227,8 +247,9 @@ def _pip_download(args: list[str], log: Log) -> None:
         if line.startswith(("Saved ", "Successfully", "ERROR", "WARNING: Requested", "File was already")):
             log(f"  {line}")
     if proc.returncode != 0:
-        tail = "\n".join(lines[-_LOG_TAIL_LINES:])
-        raise RuntimeError(f"pip download failed (exit {proc.returncode}): {' '.join(cmd)}\n{tail}")
+        errors = [line for line in lines if line.startswith("ERROR:")]
+        summary = errors[0] if errors else f"pip download failed (exit {proc.returncode})"
+        raise WheelhouseError(summary, "\n".join(lines[-_LOG_TAIL_LINES:]))
 
 
 def _has_hashes(path: Path) -> bool:
@@ -241,7 +262,9 @@ def _finish(dest: Path) -> Path:
     return dest
 
 
-def ensure_wheelhouse(variant: str, state_dir: Path, *, repo_root: Path = REPO_ROOT, log: Log = print) -> Path:
+def ensure_wheelhouse(
+    variant: str, state_dir: Path, *, repo_root: Path = REPO_ROOT, log: Log = print
+) -> Path:
     """Download the image's locked wheels once, into a folder keyed by the lock files' content.
 
     Parameters
@@ -262,18 +285,21 @@ def ensure_wheelhouse(variant: str, state_dir: Path, *, repo_root: Path = REPO_R
 
     Raises
     ------
-    RuntimeError
+    WheelhouseError
         If ``pip download`` fails (the half-done folder is redone on the next call).
 
     Notes
     -----
     Idempotent: a folder with the marker is returned as is; one without (an interrupted download) is
-    emptied and fetched again. ``requirements.lock`` is complete, so it is fetched with ``--no-deps`` and
-    ``sha256`` checking. A hashed torch file is complete too; an unhashed one (the CUDA template before
-    ``containers/lock.py --variant cuda`` has been run) is fetched with its dependencies.
+    emptied and fetched again. The key ignores comments in the lock files; once a new folder is complete,
+    older folders of the same variant are removed.
+
+    ``requirements.lock`` is complete, so it is fetched with ``--no-deps`` and ``sha256`` checking. A
+    hashed torch file is complete too; an unhashed one (the CUDA template before ``containers/lock.py
+    --variant cuda`` has been run) is fetched with its dependencies.
     """
     lock, torch_file = lock_files(variant, repo_root)
-    key = _sha256_of([lock.read_bytes(), torch_file.read_bytes()])[:16]
+    key = _sha256_of([_requirement_bytes(lock), _requirement_bytes(torch_file)])[:16]
     dest = Path(state_dir) / "wheelhouse" / f"{variant}-{key}"
     if (dest / _MARKER).is_file():
         return dest
@@ -285,7 +311,18 @@ def ensure_wheelhouse(variant: str, state_dir: Path, *, repo_root: Path = REPO_R
     _pip_download(["--no-deps", "--require-hashes", "-r", str(lock), "-d", str(dest)], log)
     torch_args = ["--no-deps"] if _has_hashes(torch_file) else []
     _pip_download([*torch_args, "-r", str(torch_file), "-d", str(dest)], log)
-    return _finish(dest)
+    _finish(dest)
+    for old in dest.parent.glob(f"{variant}-*"):
+        if old != dest and old.is_dir():
+            log(f"wheelhouse: removing {old} (an older lock)")
+            shutil.rmtree(old, ignore_errors=True)
+    return dest
+
+
+def _requirement_bytes(path: Path) -> bytes:
+    """Return a lock file without its comments and blank lines: what pip reads from it."""
+    lines = (line.split("#", 1)[0].rstrip() for line in path.read_text(encoding="utf-8").splitlines())
+    return "\n".join(line for line in lines if line).encode()
 
 
 def _pins(path: Path) -> dict[str, str]:
@@ -350,7 +387,7 @@ def ensure_extra_wheelhouse(
     ------
     ValueError
         If a requirement is not an exact ``name==version`` pin.
-    RuntimeError
+    WheelhouseError
         If ``pip download`` fails, e.g. a requirement conflicts with the main lock.
 
     Notes
@@ -362,7 +399,8 @@ def ensure_extra_wheelhouse(
     """
     reqs = _check_extra_requirements(requirements)
     lock, torch_file = lock_files(variant, repo_root)
-    key = _sha256_of([*(r.encode() for r in reqs), b"\0", lock.read_bytes(), torch_file.read_bytes()])[:16]
+    locks = [_requirement_bytes(lock), _requirement_bytes(torch_file)]
+    key = _sha256_of([*(r.encode() for r in reqs), b"\0", *locks])[:16]
     dest = Path(state_dir) / "wheelhouse" / f"extra-{key}"
     if (dest / _MARKER).is_file():
         return dest
@@ -435,6 +473,11 @@ def image_tag(spec: ImageSpec, repo_root: Path = REPO_ROOT) -> str:
     str
         ``chemrobust/<submission_id>:<first 16 hex digits of a sha256>``.
 
+    Raises
+    ------
+    FileNotFoundError
+        If ``evaluators/`` or the submission folder is missing.
+
     Notes
     -----
     The hash covers the Dockerfile, the two lock files of the variant, every file under ``evaluators/`` and
@@ -444,6 +487,11 @@ def image_tag(spec: ImageSpec, repo_root: Path = REPO_ROOT) -> str:
     """
     repo_root = Path(repo_root)
     lock, torch_file = lock_files(spec.torch_variant, repo_root)
+    for folder in (repo_root / "evaluators", Path(spec.submission_dir)):
+        if not folder.is_dir():
+            raise FileNotFoundError(
+                f"{folder}: folder missing (needed in the image of {spec.submission_id!r})"
+            )
 
     def chunks() -> Iterator[bytes]:
         yield b"chemrobust-image-v1"
@@ -535,13 +583,17 @@ def ensure_base_image(
         return base_image
     banner = "!" * 100
     if _image_exists(client, BOOTSTRAP_BASE_TAG):
-        log(f"{banner}\nWARNING: cannot pull {base_image} ({error}).\n"
-            f"Using the registry-free base {BOOTSTRAP_BASE_TAG} already in the engine instead.\n{banner}")
+        log(
+            f"{banner}\nWARNING: cannot pull {base_image} ({error}).\n"
+            f"Using the registry-free base {BOOTSTRAP_BASE_TAG} already in the engine instead.\n{banner}"
+        )
         return BOOTSTRAP_BASE_TAG
     script = Path(repo_root) / "containers" / "bootstrap-base.sh"
-    log(f"{banner}\nWARNING: cannot pull {base_image} ({error}).\n"
+    log(
+        f"{banner}\nWARNING: cannot pull {base_image} ({error}).\n"
         f"Building the registry-free base {BOOTSTRAP_BASE_TAG} with {script} "
-        f"(debootstrap from the host's Debian mirror; about a minute).\n{banner}")
+        f"(debootstrap from the host's Debian mirror; about a minute).\n{banner}"
+    )
     proc = subprocess.run(
         ["bash", str(script), BOOTSTRAP_BASE_TAG],
         stdout=subprocess.PIPE,
@@ -631,6 +683,7 @@ def _stream_build(
             pending += chunk["stream"]
             *lines, pending = pending.split("\n")
             for line in lines:
+                line = _ANSI.sub("", line).rstrip()
                 if line.strip():
                     tail.append(line)
                     log(line)
@@ -640,6 +693,7 @@ def _stream_build(
             log(f"ERROR: {error}")
         elif "status" in chunk:  # pull/progress messages (should not happen with pull=False)
             log(str(chunk["status"]))
+    pending = _ANSI.sub("", pending).rstrip()
     if pending.strip():
         tail.append(pending)
         log(pending)
@@ -701,7 +755,11 @@ def ensure_image(
         extra = ensure_extra_wheelhouse(
             spec.extra_requirements, state_dir, variant=spec.torch_variant, repo_root=repo_root, log=log
         )
-    except (RuntimeError, ValueError, OSError) as exc:
+    except WheelhouseError as exc:
+        raise ImageBuildError(
+            spec.submission_id, f"cannot prepare the wheels: {exc.summary}", exc.output
+        ) from exc
+    except (ValueError, OSError) as exc:
         raise ImageBuildError(spec.submission_id, f"cannot prepare the wheels: {exc}") from exc
 
     tmp_root = Path(state_dir) / "tmp"
@@ -720,6 +778,8 @@ def ensure_image(
     try:
         image = client.images.get(tag)
     except DockerException as exc:
-        raise ImageBuildError(spec.submission_id, f"built image {tag} not found: {exc}", "\n".join(tail)) from exc
+        raise ImageBuildError(
+            spec.submission_id, f"built image {tag} not found: {exc}", "\n".join(tail)
+        ) from exc
     log(f"built {tag} ({image.id})")
     return BuiltImage(tag=tag, image_id=str(image.id), reused=False)

@@ -135,18 +135,24 @@ class Submission(_Strict):
         offered = ADAPTER_CAPABILITIES[self.adapter]
         if not declared <= offered:
             raise ValueError(
-                f"model.capabilities {sorted(declared)} are not all offered by adapter {self.adapter!r} "
-                f"(it offers {sorted(offered)})"
+                f"'model.capabilities' {sorted(declared)} are not all offered by adapter {self.adapter!r} "
+                f"(it offers {sorted(offered)}). Declare only those, or choose another 'adapter'."
             )
         if (self.adapter == "custom") != (self.code is not None):
-            raise ValueError("'code' (file and object) is required with adapter 'custom' and only then")
+            raise ValueError(
+                "'code' (file and object) is required with adapter 'custom' and only then. Add "
+                "'code: {file: <your .py file>, object: <class name>}' for 'custom', or remove 'code'."
+            )
         if self.adapter == "transformers" and self.model.source == "none":
-            raise ValueError("adapter 'transformers' needs weights: model.source cannot be 'none'")
+            raise ValueError(
+                "'model.source' cannot be 'none' with adapter 'transformers', which needs weights. "
+                "Use source huggingface, pip or local, or another 'adapter'."
+            )
         for track in self.tracks or []:
             if TRACK_CAPABILITY[track] not in declared:
                 raise ValueError(
-                    f"track {track!r} needs capability {TRACK_CAPABILITY[track]!r}, which model.capabilities "
-                    "does not declare"
+                    f"'tracks': {track!r} needs capability {TRACK_CAPABILITY[track]!r}, which "
+                    "'model.capabilities' does not declare. Add the capability or remove the track."
                 )
         return self
 
@@ -202,6 +208,10 @@ def _describe(path: Path, error: dict[str, Any]) -> str:
         fix = _FIXES.get(field, "Add it (see submissions/README.md for every field).")
         return f"{path}: '{loc}' is required but missing. {fix}"
     message = error["msg"].removeprefix("Value error, ")
+    if not error["loc"]:
+        # A cross-field check (``Submission._consistent``): its message names the fields and the fix;
+        # the offending value would be the whole manifest.
+        return f"{path}: {message}"
     fix = _FIXES.get(field, "")
     return f"{path}: '{loc}' {message}, got {shown}. {fix}".rstrip()
 

@@ -68,7 +68,9 @@ __all__ = [
 SANDBOX_UID = 10001
 """uid and gid of the ``chemrobust`` user inside the image."""
 
-CONTAINER_COMMAND = ["run", "--job", "/job/job.json", "--data", "/data", "--models", "/models", "--out", "/out"]
+CONTAINER_COMMAND = [
+    "run", "--job", "/job/job.json", "--data", "/data", "--models", "/models", "--out", "/out",
+]  # fmt: skip
 """Arguments given to the image's entrypoint (``python -m evaluators``)."""
 
 CONTAINER_ENV: dict[str, str] = {

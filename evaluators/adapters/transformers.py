@@ -26,14 +26,17 @@ def pool(hidden, mask, special, pooling: str):
     ``mask`` is the attention mask ``(b, t)``; ``special`` marks special tokens ``(b, t)``; padding is on
     the right.
     """
+    import torch
+
     if pooling == "cls":
         return hidden[:, 0]
     if pooling == "last_token":
         last = mask.sum(dim=1) - 1
-        return hidden[hidden.new_tensor(range(hidden.shape[0])).long(), last]
-    weights = mask if pooling == "mean" else mask * (1 - special)
-    weights = weights.to(hidden.dtype).unsqueeze(-1)
-    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1.0)
+        return hidden[torch.arange(hidden.shape[0]), last]
+    weights = (mask if pooling == "mean" else mask * (1 - special)).to(hidden.dtype)
+    # A batched matrix product, not a masked (b, t, d) temporary per layer.
+    summed = weights.unsqueeze(1).bmm(hidden).squeeze(1)
+    return summed / weights.sum(dim=1, keepdim=True).clamp(min=1.0)
 
 
 @ADAPTERS.register("transformers")
