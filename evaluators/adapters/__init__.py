@@ -71,11 +71,17 @@ class Embeddings:
     """Pooled embeddings of a list of strings, one float32 ``(n, d)`` array per layer.
 
     ``layers`` maps a layer label to its array; the label ``"last"`` is always present and is the
-    representation the leaderboard headline uses. ``n_truncated`` counts inputs cut at ``max_length``.
+    representation the leaderboard headline uses. ``truncated`` flags the inputs cut at ``max_length``
+    (``None``: the adapter never truncates).
     """
 
     layers: dict[str, np.ndarray]
-    n_truncated: int = 0
+    truncated: np.ndarray | None = None
+
+    @property
+    def n_truncated(self) -> int:
+        """Number of truncated inputs."""
+        return 0 if self.truncated is None else int(np.count_nonzero(self.truncated))
 
 
 class Adapter(ABC):  # noqa: B024 - abstract methods live in the capability bases

@@ -4,8 +4,10 @@ The host prefetches weights at a pinned revision (or unpacks a pinned pip packag
 read-only; the hub is offline here. Hidden states are pooled in the same forward pass that computes them:
 ``pooling`` is ``mean`` over the attention mask with special tokens included (the AMORE reference
 behaviour), ``cls``, ``last_token`` or ``mean_no_special``. For encoder-decoder models the encoder stack is
-used. With option ``layers: all`` every hidden state (embedding output + each block) is returned as
-``<stack>.<k>`` besides ``last``. Inputs longer than ``max_length`` tokens are truncated and counted.
+used for ``last`` and, with option ``decoder_stack`` (default true), the decoder stack is a separate
+component fed the same tokens shifted right behind the decoder start token. With option ``layers: all``
+(default) every hidden state (embedding output + each block) is returned as ``encoder.<k>`` /
+``decoder.<k>`` besides ``last``. Inputs longer than ``max_length`` tokens are truncated and flagged.
 """
 
 from __future__ import annotations
@@ -61,10 +63,15 @@ class TransformersAdapter(EmbeddingAdapter):
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
         model = AutoModel.from_pretrained(config.path, trust_remote_code=config.trust_remote_code)
-        if config.architecture == "encoder-decoder":
-            model = model.get_encoder()
+        self.seq2seq = config.architecture == "encoder-decoder"
+        if self.seq2seq and not hasattr(model, "get_encoder"):
+            raise ValueError(
+                f"architecture 'encoder-decoder' declared, but {type(model).__name__} has no encoder"
+            )
         self.stack = "decoder" if config.architecture == "decoder" else "encoder"
-        self.model = model.eval()
+        # Encoder-decoders: the decoder stack is a separate component, off unless asked for.
+        self.decoder_stack = self.seq2seq and bool(config.options.get("decoder_stack", True))
+        self.model = (model if self.decoder_stack or not self.seq2seq else model.get_encoder()).eval()
         self.all_layers = config.options.get("layers", "all") == "all"
 
     def describe(self) -> dict[str, Any]:  # noqa: D102
@@ -75,31 +82,88 @@ class TransformersAdapter(EmbeddingAdapter):
             "max_length": self.config.max_length,
         }
 
+    def _decoder_inputs(self, input_ids, attention_mask):
+        """Return the tokens as decoder input, shifted right behind the decoder start token."""
+        torch = self._torch
+        cfg = self.model.config
+        start = cfg.decoder_start_token_id
+        if start is None:
+            start = cfg.pad_token_id if cfg.pad_token_id is not None else self.tokenizer.pad_token_id
+        shifted = torch.full_like(input_ids, start)
+        shifted[:, 1:] = input_ids[:, :-1]
+        mask = torch.ones_like(attention_mask)
+        mask[:, 1:] = attention_mask[:, :-1]
+        pad = cfg.pad_token_id if cfg.pad_token_id is not None else self.tokenizer.pad_token_id
+        shifted = shifted.masked_fill(mask == 0, pad)
+        return shifted, mask
+
+    def _states(self, batch):
+        """Hidden states to pool, as ``{label: (hidden, mask, special)}``; ``last`` is the headline."""
+        torch = self._torch
+        mask, special = batch["attention_mask"], batch["special_tokens_mask"]
+        inputs = {k: v for k, v in batch.items() if k != "special_tokens_mask"}
+        if not self.seq2seq or not self.decoder_stack:
+            output = self.model(**inputs, output_hidden_states=self.all_layers)
+            states = {"last": (output.last_hidden_state, mask, special)}
+            if self.all_layers:
+                states.update(
+                    {f"{self.stack}.{k}": (h, mask, special) for k, h in enumerate(output.hidden_states)}
+                )
+            return states
+        dec_ids, dec_mask = self._decoder_inputs(inputs["input_ids"], mask)
+        output = self.model(
+            **inputs, decoder_input_ids=dec_ids, decoder_attention_mask=dec_mask, output_hidden_states=True
+        )
+        dec_special = torch.zeros_like(special)
+        dec_special[:, 1:] = special[:, :-1]
+        dec_special[:, 0] = 1  # the decoder start token is special
+        states = {"last": (output.encoder_last_hidden_state, mask, special)}
+        if self.all_layers:
+            states.update(
+                {f"encoder.{k}": (h, mask, special) for k, h in enumerate(output.encoder_hidden_states)}
+            )
+            states.update(
+                {
+                    f"decoder.{k}": (h, dec_mask, dec_special)
+                    for k, h in enumerate(output.decoder_hidden_states)
+                }
+            )
+        else:
+            states["decoder.last"] = (output.last_hidden_state, dec_mask, dec_special)
+        return states
+
     def embed(self, strings: Sequence[str]) -> Embeddings:  # noqa: D102
         torch = self._torch
         cfg = self.config
         texts = [cfg.prompt_prefix + s for s in strings]
-        lengths = [len(ids) for ids in self.tokenizer(texts, add_special_tokens=True)["input_ids"]]
-        n_truncated = sum(n > cfg.max_length for n in lengths)
+        truncated = np.zeros(len(texts), dtype=bool)
         layers: dict[str, np.ndarray] = {}
         with torch.inference_mode():
             for index in length_bucketed_batches(texts, cfg.batch_size):
+                chunk = [texts[i] for i in index]
                 batch = self.tokenizer(
-                    [texts[i] for i in index],
+                    chunk,
                     padding=True,
                     truncation=True,
                     max_length=cfg.max_length,
                     return_tensors="pt",
                     return_special_tokens_mask=True,
                 )
-                special = batch.pop("special_tokens_mask")
-                output = self.model(**batch, output_hidden_states=self.all_layers)
-                states = {"last": output.last_hidden_state}
-                if self.all_layers:
-                    states.update({f"{self.stack}.{k}": h for k, h in enumerate(output.hidden_states)})
-                for label, hidden in states.items():
-                    pooled = pool(hidden, batch["attention_mask"], special, cfg.pooling).float().numpy()
+                if batch.encodings is not None:  # fast tokenizer: the cut-off part is kept as overflow
+                    truncated[index] = [bool(e.overflowing) for e in batch.encodings]
+                else:
+                    full = self.tokenizer(chunk, add_special_tokens=True)["input_ids"]
+                    truncated[index] = [len(ids) > cfg.max_length for ids in full]
+                states = self._states(batch)
+                final = f"{self.stack}.{len(states) - 2}" if self.all_layers and not self.seq2seq else None
+                for label, (hidden, mask, special) in states.items():
+                    if label == final:
+                        continue  # identical to "last": copied below instead of pooled twice
+                    pooled = pool(hidden, mask, special, cfg.pooling).float().numpy()
                     if label not in layers:
                         layers[label] = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
                     layers[label][index] = pooled
-        return Embeddings(layers, n_truncated=n_truncated)
+        if self.all_layers and not self.seq2seq:
+            n_states = sum(1 for k in layers if k.startswith(f"{self.stack}."))
+            layers[f"{self.stack}.{n_states}"] = layers["last"].copy()
+        return Embeddings(layers, truncated=truncated)

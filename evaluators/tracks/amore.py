@@ -153,19 +153,22 @@ class AmoreTrack(Track):
                 if p.status == "excluded"
             ]
             non_trivial = np.array([p.status == "changed" for p in kept], dtype=bool)
+            q_idx = np.array([strings[p.original] for p in kept], dtype=np.int64)
+            g_idx = np.array([strings[p.augmented] for p in kept], dtype=np.int64)
+            truncated = embedded.truncated
             counts[name] = {
                 "n_pairs": len(kept),
                 "n_identical": int((~non_trivial).sum()),
                 "n_non_trivial": int(non_trivial.sum()),
                 "n_excluded": len(plist) - len(kept),
+                # Pairs where the model saw only part of either string (the reference cut explicit H at 128).
+                "n_truncated": 0 if truncated is None else int((truncated[q_idx] | truncated[g_idx]).sum()),
             }
             self._metrics += [_row(name, "-", "-", "-", "all", k, v) for k, v in counts[name].items()]
             if len(kept) < 2:
                 log(f"amore: {name}: fewer than 2 valid pairs, no retrieval")
                 continue
             self._metrics.append(_row(name, "-", "-", "-", "all", "chance_acc_at_1", 1.0 / len(kept)))
-            q_idx = np.array([strings[p.original] for p in kept])
-            g_idx = np.array([strings[p.augmented] for p in kept])
             ids = [p.id for p in kept]
             for layer, emb in embedded.layers.items():
                 queries, gallery = emb[q_idx], emb[g_idx]

@@ -15,7 +15,7 @@ from evaluators.adapters import EmbeddingAdapter, Embeddings, ModelConfig
 
 
 class CharNgramAdapter(EmbeddingAdapter):
-    """Counts of character n-grams (``n_min``..``n_max``) hashed into ``buckets`` dimensions, L2-normalised."""
+    """Character n-gram counts (``n_min``..``n_max``) hashed into ``buckets`` dimensions, L2-normalised."""
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
