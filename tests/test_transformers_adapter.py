@@ -1,0 +1,141 @@
+"""The ``transformers`` adapter on tiny random models the tests create (no hub, no network)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from tokenizers import Regex, Tokenizer, models, pre_tokenizers, processors
+from transformers import (
+    BertConfig,
+    BertModel,
+    GPT2Config,
+    GPT2Model,
+    PreTrainedTokenizerFast,
+    T5Config,
+    T5Model,
+)
+
+from evaluators.adapters import ModelConfig, load_adapter
+
+CHARS = list("CNOSPFIBrcnos()[]=#@+-123456789%/\\Hl")
+SMILES = ["CCO", "c1ccccc1", "CC(=O)Oc1ccccc1C(=O)O", "N#N", "C1CC1", "ClC(Cl)Cl"]
+
+
+def _tokenizer(path: Path, *, template: bool = True) -> None:
+    vocab = {tok: i for i, tok in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *CHARS])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    if template:
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+        )
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]",
+                                   cls_token="[CLS]", sep_token="[SEP]")
+    fast.save_pretrained(path)
+
+
+@pytest.fixture(scope="module")
+def bert_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("bert")
+    torch.manual_seed(0)
+    cfg = BertConfig(vocab_size=4 + len(CHARS), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=32, max_position_embeddings=64)
+    BertModel(cfg).save_pretrained(path)
+    _tokenizer(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def t5_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("t5")
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=4 + len(CHARS), d_model=16, d_kv=4, d_ff=32, num_layers=2, num_decoder_layers=3,
+                   num_heads=2, decoder_start_token_id=0, pad_token_id=0, eos_token_id=3)
+    T5Model(cfg).save_pretrained(path)
+    _tokenizer(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("gpt2")
+    torch.manual_seed(0)
+    cfg = GPT2Config(vocab_size=4 + len(CHARS), n_embd=16, n_layer=2, n_head=2, n_positions=64)
+    GPT2Model(cfg).save_pretrained(path)
+    _tokenizer(path, template=False)
+    return path
+
+
+def _adapter(path: Path, **kw):
+    return load_adapter(ModelConfig(adapter="transformers", path=path, **kw))
+
+
+def test_encoder_returns_every_layer_and_last_is_the_final_block(bert_dir):
+    emb = _adapter(bert_dir).embed(SMILES)
+    assert set(emb.layers) == {"last", "encoder.0", "encoder.1", "encoder.2"}
+    assert all(a.shape == (len(SMILES), 16) and a.dtype == np.float32 for a in emb.layers.values())
+    np.testing.assert_array_equal(emb.layers["last"], emb.layers["encoder.2"])
+    assert not np.allclose(emb.layers["encoder.0"], emb.layers["encoder.2"])
+
+
+def test_mean_pooling_matches_a_direct_computation_and_ignores_batch_composition(bert_dir):
+    adapter = _adapter(bert_dir, batch_size=4)
+    emb = adapter.embed(SMILES).layers["last"]
+    alone = _adapter(bert_dir, batch_size=1).embed(SMILES).layers["last"]
+    np.testing.assert_allclose(emb, alone, atol=1e-5)  # padding never leaks into the mean
+    batch = adapter.tokenizer([SMILES[2]], return_tensors="pt")
+    with torch.no_grad():
+        hidden = adapter.model(**batch).last_hidden_state[0]
+    np.testing.assert_allclose(emb[2], hidden.mean(dim=0).numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("pooling", ["cls", "last_token", "mean_no_special"])
+def test_pooling_options(bert_dir, pooling):
+    adapter = _adapter(bert_dir, pooling=pooling, options={"layers": "last"})
+    emb = adapter.embed(SMILES).layers["last"]
+    batch = adapter.tokenizer([SMILES[1]], return_tensors="pt")
+    with torch.no_grad():
+        hidden = adapter.model(**batch).last_hidden_state[0]
+    expected = {"cls": hidden[0], "last_token": hidden[-1], "mean_no_special": hidden[1:-1].mean(dim=0)}
+    np.testing.assert_allclose(emb[1], expected[pooling].numpy(), atol=1e-5)
+
+
+def test_truncation_is_flagged_per_string(bert_dir):
+    emb = _adapter(bert_dir, max_length=8).embed(["CCO", "CCCCCCCCCCCCCC", "C"])
+    assert emb.truncated.tolist() == [False, True, False]
+    assert emb.n_truncated == 1
+
+
+def test_encoder_decoder_has_both_stacks_with_shifted_decoder_inputs(t5_dir):
+    adapter = _adapter(t5_dir, architecture="encoder-decoder")
+    emb = adapter.embed(SMILES)
+    assert {"last", "encoder.0", "encoder.2", "decoder.0", "decoder.3"} <= set(emb.layers)
+    np.testing.assert_array_equal(emb.layers["last"], emb.layers["encoder.2"])
+    ids = torch.tensor([[5, 6, 7, 3, 0]])
+    mask = torch.tensor([[1, 1, 1, 1, 0]])
+    shifted, dec_mask = adapter._decoder_inputs(ids, mask)
+    assert shifted.tolist() == [[0, 5, 6, 7, 3]]  # start token, then the input moved right by one
+    assert dec_mask.tolist() == [[1, 1, 1, 1, 1]]
+
+
+def test_encoder_decoder_without_decoder_stack_uses_the_encoder_only(t5_dir):
+    emb = _adapter(t5_dir, architecture="encoder-decoder", options={"decoder_stack": False}).embed(SMILES)
+    assert not any(k.startswith("decoder") for k in emb.layers)
+
+
+def test_decoder_only_last_token_pooling(gpt2_dir):
+    adapter = _adapter(gpt2_dir, architecture="decoder", pooling="last_token")
+    emb = adapter.embed(SMILES)
+    assert "decoder.2" in emb.layers
+    batch = adapter.tokenizer([SMILES[0]], return_tensors="pt")
+    with torch.no_grad():
+        hidden = adapter.model(**batch).last_hidden_state[0]
+    np.testing.assert_allclose(emb.layers["last"][0], hidden[-1].numpy(), atol=1e-5)
+
+
+def test_unknown_pooling_is_rejected(bert_dir):
+    with pytest.raises(ValueError, match="pooling"):
+        _adapter(bert_dir, pooling="max")
