@@ -272,6 +272,11 @@ class Evaluator:
         summary.seconds = time.perf_counter() - started
         return summary
 
+    def _build_log(self, line: str) -> None:
+        # Docker's step-by-step chatter stays in the build log (kept for failures); the terminal gets steps.
+        if line.startswith(("Step ", "built ", "wheelhouse", "base image", "WARNING", "ERROR")):
+            self.log(f"  {line}")
+
     def _record_failure(self, sub: Submission, track: str, dataset: str, reason: str, log_tail: str) -> None:
         tags = {
             "submission": sub.id,
@@ -326,7 +331,7 @@ class Evaluator:
                 spec,
                 repo_root=self.repo_root,
                 state_dir=self.state_dir,
-                log=lambda line: self.log(f"  {line}"),
+                log=self._build_log,
             )
             image_id = built.image_id
         tags = {
