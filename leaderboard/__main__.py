@@ -67,11 +67,17 @@ def _site(state_dir: Path, *, build: bool = True) -> Path:
                 "tracks": sub.selected_tracks(),
             }
         )
-    results, runs = _store(state_dir).export([s["id"] for s in submissions])
+    store = _store(state_dir)
+    ids = [s["id"] for s in submissions]
+    results, runs = store.export(ids)
+    curves = store.export_curves(ids)  # reuses the result.json files export() downloaded
     site_dir = REPO_ROOT / "site"
-    write_exports(results, runs, submissions, site_dir)
+    write_exports(results, runs, submissions, site_dir, curves=curves)
     pages = generate_pages(site_dir)
-    print(f"site: {len(results)} result rows, {len(runs)} runs, {len(pages)} pages generated in {site_dir}")
+    print(
+        f"site: {len(results)} result rows, {len(curves)} Recall@K points, {len(runs)} runs, "
+        f"{len(pages)} pages generated in {site_dir}"
+    )
     if not build:
         return site_dir
     public = build_site(REPO_ROOT, strict=True)

@@ -3,12 +3,17 @@
 The site is built in two steps so that it can always be rebuilt from git alone:
 
 1. :func:`write_exports` turns what the store returns (results in long format, one record per
-   MLflow run, manifest metadata) into the files under ``site/data/``: ``results.csv``,
-   ``results.json``, ``runs.json`` and ``submissions.json``.
+   MLflow run, manifest metadata, Recall@K curves in long format) into the files under
+   ``site/data/``: ``results.csv``, ``results.json``, ``runs.json``, ``submissions.json`` and
+   ``recall_at_k.csv``.
 2. :func:`generate_pages` reads **only** those files and writes the Markdown pages
    (``index.md``, ``amore.md``, ``methodology.md``, ``downloads.md``, ``submissions/index.md``
-   and one ``submissions/<id>.md`` per submission). :func:`build_site` then runs
-   ``mkdocs build --strict``.
+   and one ``submissions/<id>.md`` per submission) with their figures (layer-wise Acc@1 and
+   Recall@K, built by :mod:`leaderboard.plots`, as JSON under ``site/data/plots/``).
+   :func:`build_site` then runs ``mkdocs build --strict``.
+
+Figures are drawn in the browser by the hand-written ``site/javascripts/plots.js`` with the
+plotly.js bundled in the pinned plotly package, copied to ``site/javascripts/vendor/`` (no CDN).
 
 The overall ranking is Vote'n'Rank's Copeland rule (wins - losses over pairwise weighted
 majorities) over the headline criteria: AMORE Acc@1 on non-trivial pairs, last layer, L2
@@ -23,10 +28,13 @@ Invariants
 
 Side effects
 ------------
-- :func:`write_exports` creates ``<site_dir>/data/`` and overwrites the four files in it.
+- :func:`write_exports` creates ``<site_dir>/data/`` and overwrites the four files in it, and
+  ``recall_at_k.csv`` when curves are given.
 - :func:`generate_pages` overwrites the generated pages under ``<site_dir>`` and deletes stale
   generated pages in ``<site_dir>/submissions/`` (only files that start with
-  :data:`GENERATED_HEADER`; hand-written files are left alone).
+  :data:`GENERATED_HEADER`; hand-written files are left alone). It rewrites the figure files in
+  ``<site_dir>/data/plots/`` (deleting the ``*.json`` there it did not write) and copies
+  ``plotly.min.js`` to ``<site_dir>/javascripts/vendor/`` (a git-ignored build artefact).
 - :func:`build_site` runs ``python -m mkdocs build`` in a subprocess, which replaces the
   ``public/`` folder next to ``mkdocs.yml``.
 
@@ -58,16 +66,27 @@ import pandas as pd
 
 from leaderboard.copeland import condorcet_winner, copeland_ranking
 from leaderboard.criteria import criteria_table
+from leaderboard.plots import (
+    PLOTS_DIR,
+    figure_html,
+    layerwise_figure,
+    n_pairs_by_augmentation,
+    parse_layer,
+    recall_figure,
+    vendor_plotly_js,
+)
 
 __all__ = [
     "GENERATED_HEADER",
     "HEADLINE",
+    "RECALL_COLUMNS",
     "RESULT_COLUMNS",
     "RUN_KEYS",
     "SUBMISSION_KEYS",
     "SiteBuildError",
     "build_site",
     "generate_pages",
+    "read_curves",
     "read_results",
     "reproduce_command",
     "write_exports",
@@ -90,6 +109,21 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "value",
 )
 _KEY_COLUMNS: tuple[str, ...] = RESULT_COLUMNS[:-1]
+
+#: Columns of ``site/data/recall_at_k.csv`` (one row per point of a Recall@K curve), in order.
+RECALL_COLUMNS: tuple[str, ...] = (
+    "submission",
+    "track",
+    "dataset",
+    "augmentation",
+    "layer",
+    "distance",
+    "direction",
+    "subset",
+    "k",
+    "recall",
+)
+_CURVE_KEY_COLUMNS: tuple[str, ...] = RECALL_COLUMNS[:-2]
 
 #: Keys of each ``site/data/runs.json`` record (one per MLflow run), in order.
 RUN_KEYS: tuple[str, ...] = (
@@ -186,6 +220,7 @@ _DATA_FILES = {
     "results.json": "The same rows as a JSON list of records.",
     "runs.json": "One record per MLflow run: status, failure reason and provenance.",
     "submissions.json": "Manifest metadata of every submission (the model cards).",
+    "recall_at_k.csv": "Recall@K curves (K = 1…100, last layer), long format (one row per K).",
 }
 
 _NO_VALUE = "—"
@@ -206,6 +241,7 @@ def write_exports(
     runs: pd.DataFrame,
     submissions: list[dict[str, Any]],
     site_dir: Path,
+    curves: pd.DataFrame | None = None,
 ) -> None:
     """Write the site's data files under ``<site_dir>/data/``.
 
@@ -224,22 +260,28 @@ def write_exports(
         required, the others default to ``null``; other keys are dropped).
     site_dir : pathlib.Path
         The MkDocs ``docs_dir`` (``site/``).
+    curves : pandas.DataFrame, optional
+        Recall@K curves in long format with the columns :data:`RECALL_COLUMNS` (extra columns
+        are dropped; ``k`` a positive integer, ``recall`` numeric, NaN allowed), as returned by
+        ``ResultStore.export_curves``. When omitted, ``recall_at_k.csv`` is left as it is.
 
     Raises
     ------
     ValueError
-        If a required column is missing, a value is not numeric, a results key repeats, a
-        submission id is not a slug or repeats, or a run status is not FINISHED/FAILED.
+        If a required column is missing, a value is not numeric, a results or curve key repeats,
+        a submission id is not a slug or repeats, or a run status is not FINISHED/FAILED.
 
     Notes
     -----
     Writes ``results.csv`` and ``results.json`` (rows sorted by all key columns),
-    ``runs.json`` (sorted by submission, track, dataset, started_at, run_id) and
-    ``submissions.json`` (sorted by id), all UTF-8 with Unix line endings.
+    ``runs.json`` (sorted by submission, track, dataset, started_at, run_id),
+    ``submissions.json`` (sorted by id) and, when given, ``recall_at_k.csv`` (sorted by the key
+    columns, then ``k`` numerically), all UTF-8 with Unix line endings.
     """
     res = _normalise_results(results)
     run_records = _normalise_runs(runs)
     sub_records = _normalise_submissions(submissions)
+    curve_rows = _normalise_curves(curves) if curves is not None else None
 
     data_dir = Path(site_dir) / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -251,6 +293,8 @@ def write_exports(
     _write_json(data_dir / "results.json", records)
     _write_json(data_dir / "runs.json", run_records)
     _write_json(data_dir / "submissions.json", sub_records)
+    if curve_rows is not None:
+        curve_rows.to_csv(data_dir / "recall_at_k.csv", index=False, lineterminator="\n")
 
 
 def read_results(site_dir: Path) -> pd.DataFrame:
@@ -284,6 +328,85 @@ def read_results(site_dir: Path) -> pd.DataFrame:
     frame = frame.loc[:, list(RESULT_COLUMNS)]
     frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype(float)
     return frame
+
+
+def read_curves(site_dir: Path) -> pd.DataFrame:
+    """Read ``<site_dir>/data/recall_at_k.csv`` back into a DataFrame.
+
+    Parameters
+    ----------
+    site_dir : pathlib.Path
+        The MkDocs ``docs_dir`` (``site/``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`RECALL_COLUMNS`; key columns as ``str``, ``k`` as ``int``, ``recall`` as
+        ``float`` (exact round trip of what :func:`write_exports` wrote). Empty when the file does
+        not exist.
+    """
+    path = Path(site_dir) / "data" / "recall_at_k.csv"
+    if not path.is_file():
+        return _empty_curves()
+    frame = pd.read_csv(
+        path,
+        dtype={c: str for c in _CURVE_KEY_COLUMNS},
+        keep_default_na=False,
+        na_values={"recall": [""]},
+    )
+    missing = [c for c in RECALL_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{path}: missing columns {missing}. Regenerate it with leaderboard.site.write_exports."
+        )
+    frame = frame.loc[:, list(RECALL_COLUMNS)]
+    frame["k"] = pd.to_numeric(frame["k"], errors="raise").astype(int)
+    frame["recall"] = pd.to_numeric(frame["recall"], errors="raise").astype(float)
+    return frame
+
+
+def _empty_curves() -> pd.DataFrame:
+    frame = pd.DataFrame({c: pd.Series(dtype=str) for c in _CURVE_KEY_COLUMNS})
+    frame["k"] = pd.Series(dtype=int)
+    frame["recall"] = pd.Series(dtype=float)
+    return frame
+
+
+def _normalise_curves(curves: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(curves, pd.DataFrame):
+        raise TypeError(f"curves must be a pandas DataFrame, got {type(curves).__name__}.")
+    if curves.empty and not set(RECALL_COLUMNS) <= set(curves.columns):
+        return _empty_curves()
+    missing = [c for c in RECALL_COLUMNS if c not in curves.columns]
+    if missing:
+        raise ValueError(
+            f"curves: missing columns {missing}; got {list(map(str, curves.columns))}. "
+            f"The long format needs {list(RECALL_COLUMNS)}."
+        )
+    frame = curves.loc[:, list(RECALL_COLUMNS)].copy()
+    for col in _CURVE_KEY_COLUMNS:
+        if frame[col].isna().any():
+            raise ValueError(f"curves: column {col!r} has empty values. Every key column must be filled.")
+        frame[col] = frame[col].astype(str)
+    try:
+        k = pd.to_numeric(frame["k"], errors="raise").astype(float)
+        frame["recall"] = pd.to_numeric(frame["recall"], errors="raise").astype(float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"curves: columns 'k' and 'recall' must be numeric: {exc}") from exc
+    if len(k) and not ((k >= 1) & (k == k.round())).all():
+        raise ValueError("curves: column 'k' must hold positive integers (K of Recall@K).")
+    frame["k"] = k.astype(int)
+    for sub in frame["submission"].unique():
+        _check_slug(sub, "curves: column 'submission'")
+    keys = [*_CURVE_KEY_COLUMNS, "k"]
+    dup = frame.duplicated(subset=keys, keep=False)
+    if dup.any():
+        first = frame.loc[dup, keys].iloc[0].to_dict()
+        raise ValueError(
+            f"curves: {int(dup.sum())} rows repeat a key, e.g. {first}. Each (submission, ..., k) "
+            "key must appear once; drop stale runs first."
+        )
+    return frame.sort_values(keys, kind="mergesort").reset_index(drop=True)
 
 
 def _empty_results() -> pd.DataFrame:
@@ -487,6 +610,7 @@ class _SiteData:
     runs: list[dict[str, Any]]
     submissions: dict[str, dict[str, Any]]
     files: tuple[str, ...]  # data files present, for the download links
+    curves: pd.DataFrame  # Recall@K curves, long format (empty when not exported)
     ranking: _Ranking = field(init=False)
 
     def __post_init__(self) -> None:
@@ -532,8 +656,11 @@ def _load(site_dir: Path) -> _SiteData:
         subs[sub_id] = {key: rec.get(key) for key in SUBMISSION_KEYS}
     for sub_id in results["submission"].unique():
         _check_slug(sub_id, f"{data_dir / 'results.csv'}: column 'submission'")
+    curves = read_curves(site_dir)
+    for sub_id in curves["submission"].unique():
+        _check_slug(sub_id, f"{data_dir / 'recall_at_k.csv'}: column 'submission'")
     files = tuple(name for name in _DATA_FILES if (data_dir / name).is_file())
-    return _SiteData(results=results, runs=runs, submissions=subs, files=files)
+    return _SiteData(results=results, runs=runs, submissions=subs, files=files, curves=curves)
 
 
 def _read_json_list(path: Path) -> list[dict[str, Any]]:
@@ -596,8 +723,8 @@ def generate_pages(site_dir: Path) -> list[Path]:
     Parameters
     ----------
     site_dir : pathlib.Path
-        The MkDocs ``docs_dir`` (``site/``). Only ``site/data/results.csv``, ``runs.json`` and
-        ``submissions.json`` are read; a missing file counts as empty.
+        The MkDocs ``docs_dir`` (``site/``). Only ``site/data/results.csv``, ``runs.json``,
+        ``submissions.json`` and ``recall_at_k.csv`` are read; a missing file counts as empty.
 
     Returns
     -------
@@ -612,26 +739,34 @@ def generate_pages(site_dir: Path) -> list[Path]:
     Notes
     -----
     Pages: ``index.md`` (overall Copeland ranking, Condorcet winner, failed runs),
-    ``amore.md`` (per dataset and augmentation tables), ``submissions/index.md`` and
-    ``submissions/<id>.md`` (model card, every number, provenance, reproduce command),
-    ``methodology.md`` and ``downloads.md``. Stale generated submission pages are deleted.
-    With no results every page still renders (saying so) and builds under ``--strict``.
+    ``amore.md`` (per dataset: headline and per-augmentation tables on both subsets, layer-wise
+    Acc@1 and Recall@K figures), ``submissions/index.md`` and ``submissions/<id>.md`` (model
+    card, Acc@1 by layer, the model's figures, every number, provenance, reproduce command),
+    ``methodology.md`` and ``downloads.md``. Stale generated submission pages and figure files
+    are deleted. With no results every page still renders (saying so) and builds under
+    ``--strict``. Figures are written to ``site/data/plots/<id>.json`` and ``plotly.min.js`` is
+    copied from the installed plotly package to ``site/javascripts/vendor/``.
     """
     site_dir = Path(site_dir)
     data = _load(site_dir)
+    figures = _Figures(site_dir)
     pages = [
         _write_page(site_dir / "index.md", _index_page(data)),
-        _write_page(site_dir / "amore.md", _amore_page(data)),
+        _write_page(site_dir / "amore.md", _amore_page(data, figures)),
         _write_page(site_dir / "methodology.md", _methodology_page(data)),
         _write_page(site_dir / "downloads.md", _downloads_page(data)),
         _write_page(site_dir / "submissions" / "index.md", _submissions_index_page(data)),
     ]
     for sub_id in data.ids:
-        pages.append(_write_page(site_dir / "submissions" / f"{sub_id}.md", _submission_page(data, sub_id)))
+        pages.append(
+            _write_page(site_dir / "submissions" / f"{sub_id}.md", _submission_page(data, sub_id, figures))
+        )
     keep = set(pages)
     for stale in sorted((site_dir / "submissions").glob("*.md")):
         if stale not in keep and _is_generated(stale):
             stale.unlink()
+    figures.remove_stale()
+    vendor_plotly_js(site_dir)
     return pages
 
 
@@ -662,6 +797,33 @@ def _write_page(path: Path, body: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f"{GENERATED_HEADER}\n\n{body.strip()}\n", encoding="utf-8")
     return path
+
+
+class _Figures:
+    """Writes the figure files of the pages being generated and remembers them."""
+
+    def __init__(self, site_dir: Path) -> None:
+        self.site_dir = site_dir
+        self.written: set[str] = set()
+
+    def block(self, fig: dict[str, Any] | None, *parts: str, caption: str) -> list[str]:
+        """Markdown lines of one figure (placeholder div and caption); none when ``fig`` is None."""
+        if fig is None:
+            return []
+        element_id = "-".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") or "x" for p in parts)
+        if element_id in self.written:
+            raise ValueError(f"figure id {element_id!r} is used twice; figure ids must be unique.")
+        self.written.add(element_id)
+        return [figure_html(fig, element_id, site_dir=self.site_dir), "", f"*{caption}*", ""]
+
+    def remove_stale(self) -> None:
+        """Delete figure files in ``site/data/plots/`` that this generation did not write."""
+        folder = self.site_dir / PLOTS_DIR
+        if not folder.is_dir():
+            return
+        for path in sorted(folder.glob("*.json")):
+            if path.stem not in self.written:
+                path.unlink()
 
 
 def _is_generated(path: Path) -> bool:
@@ -781,7 +943,7 @@ def _ranking_table(data: _SiteData, *, link_prefix: str) -> str:
 # ---- amore.md ------------------------------------------------------------------------------
 
 
-def _amore_page(data: _SiteData) -> str:
+def _amore_page(data: _SiteData, figures: _Figures) -> str:
     res = data.results.loc[data.results["track"] == HEADLINE["track"]]
     out = [
         "# AMORE: embedding retrieval under SMILES augmentation",
@@ -835,6 +997,34 @@ def _amore_page(data: _SiteData) -> str:
                 "",
             ]
 
+        names = {s: data.name(s) for s in data.ids}
+        out += ["### Layer-wise Acc@1", ""]
+        if _has_layers(dres):
+            out += figures.block(
+                layerwise_figure(dres, dataset, names=names),
+                "amore",
+                dataset,
+                "layers",
+                caption=_LAYERWISE_CAPTION,
+            )
+        else:
+            out += [
+                "No model with per-layer embeddings has results on this dataset yet (the tables "
+                "below use the last layer).",
+                "",
+            ]
+        out += ["### Recall@K", ""]
+        recall = recall_figure(
+            data.curves,
+            dataset,
+            n_pairs=n_pairs_by_augmentation(dres, dataset),
+            names=names,
+        )
+        if recall is not None:
+            out += figures.block(recall, "amore", dataset, "recall", caption=_RECALL_CAPTION)
+        else:
+            out += ["No Recall@K curves exported for this dataset yet.", ""]
+
         counts = _counts_table(dres, augs)
         if counts:
             out += ["### Pairs per augmentation", "", counts, ""]
@@ -855,6 +1045,57 @@ def _amore_page(data: _SiteData) -> str:
                     "",
                 ]
     return "\n".join(out)
+
+
+_LAYERWISE_CAPTION = (
+    "Acc@1 on non-trivial pairs (L2 distance, original → augmented) at every layer (x: layer "
+    "index, 0 = embedding output), one panel per augmentation; a model with a single embedding "
+    "is a dashed line marked (single layer)."
+)
+_RECALL_CAPTION = (
+    "Recall@K (share of molecules whose augmented SMILES is among the K nearest; K = 1 … 100, log "
+    "scale) on non-trivial pairs, last layer, L2 distance, original → augmented; dotted: chance K/N."
+)
+
+
+def _has_layers(res: pd.DataFrame) -> bool:
+    """Whether any layer-wise (``encoder.K`` …) headline-setting Acc@1 is in ``res``."""
+    sel = _select(
+        res,
+        metric="acc_at_1",
+        subset=HEADLINE["subset"],
+        distance=HEADLINE["distance"],
+        direction=HEADLINE["direction"],
+    )
+    return bool(sel["layer"].map(parse_layer).notna().any())
+
+
+def _layer_table(grp: pd.DataFrame) -> str:
+    """Acc@1 by layer (rows) and augmentation (columns): non-trivial pairs, L2, original → augmented."""
+    sel = _select(
+        grp,
+        metric="acc_at_1",
+        subset=HEADLINE["subset"],
+        distance=HEADLINE["distance"],
+        direction=HEADLINE["direction"],
+    )
+    sel = sel.loc[sel["layer"] != "-"]
+    if sel.empty:
+        return ""
+    piv = sel.pivot(index="layer", columns="augmentation", values="value")
+    augs = _ordered(piv.columns, _AUGMENTATION_ORDER)
+
+    def key(layer: str) -> tuple[int, tuple[int, str], int, str]:
+        parsed = parse_layer(layer)
+        if parsed is not None:
+            return (0, _order_key(parsed[0], ("", "encoder", "decoder")), parsed[1], "")
+        return (1 if layer == "last" else 2, (0, ""), 0, layer)
+
+    rows = []
+    for layer in sorted(piv.index, key=key):
+        label = "last (headline)" if layer == "last" else _esc(layer)
+        rows.append([label] + [_fmt(piv.at[layer, a], "acc_at_1") for a in augs])
+    return _table(["Layer", *map(_esc, augs)], rows, align=["l"] + ["r"] * len(augs))
 
 
 def _rank_grid(data: _SiteData, piv: pd.DataFrame) -> str:
@@ -958,7 +1199,7 @@ def _submissions_index_page(data: _SiteData) -> str:
     return "\n".join(out)
 
 
-def _submission_page(data: _SiteData, sub_id: str) -> str:
+def _submission_page(data: _SiteData, sub_id: str, figures: _Figures) -> str:
     meta = data.submissions.get(sub_id, {})
     name = data.name(sub_id)
     out = [f"# {_esc(name)}", "", f"Submission `{sub_id}`.", ""]
@@ -1019,6 +1260,8 @@ def _submission_page(data: _SiteData, sub_id: str) -> str:
                 ),
                 "",
             ]
+        if track == HEADLINE["track"]:
+            out += _submission_figures(data, sub_id, str(dataset), grp, figures)
         table = _all_numbers_table(grp)
         out += [f'??? note "All {len(grp)} numbers"', "", _indent(table), ""]
 
@@ -1050,6 +1293,56 @@ def _submission_page(data: _SiteData, sub_id: str) -> str:
             out += ["Reproduce:", "", "```bash", reproduce_command(sub_id, str(run["dataset"])), "```", ""]
     out += ["[Download all data](../downloads.md)", ""]
     return "\n".join(out)
+
+
+def _submission_figures(
+    data: _SiteData, sub_id: str, dataset: str, grp: pd.DataFrame, figures: _Figures
+) -> list[str]:
+    out: list[str] = []
+    layers = _layer_table(grp)
+    if layers:
+        out += [
+            "#### Acc@1 by layer",
+            "",
+            "Non-trivial pairs, L2 distance, original → augmented; `last` is the headline layer.",
+            "",
+            layers,
+            "",
+        ]
+        if _has_layers(grp):
+            out += figures.block(
+                layerwise_figure(grp, dataset, submission=sub_id),
+                "sub",
+                sub_id,
+                dataset,
+                "layers",
+                caption="Acc@1 on non-trivial pairs (L2, original → augmented) per layer, one line per "
+                "augmentation.",
+            )
+        else:
+            out += [
+                "Only the last layer is reported for this model (a single embedding, or a run without "
+                "per-layer hidden states), so there is no layer-wise curve.",
+                "",
+            ]
+    recall = recall_figure(
+        data.curves,
+        dataset,
+        submission=sub_id,
+        n_pairs=n_pairs_by_augmentation(grp, dataset, submission=sub_id),
+    )
+    if recall is not None:
+        out += ["#### Recall@K", ""]
+        out += figures.block(
+            recall,
+            "sub",
+            sub_id,
+            dataset,
+            "recall",
+            caption="Recall@K on non-trivial pairs (last layer, L2, original → augmented; K log scale), "
+            "one line per augmentation; dotted: chance K/N.",
+        )
+    return out
 
 
 def _all_numbers_table(grp: pd.DataFrame) -> str:
@@ -1181,6 +1474,10 @@ def _downloads_page(data: _SiteData) -> str:
         "`runs.json` keys: " + ", ".join(f"`{k}`" for k in RUN_KEYS) + ".",
         "",
         "`submissions.json` keys: " + ", ".join(f"`{k}`" for k in SUBMISSION_KEYS) + ".",
+        "",
+        "`recall_at_k.csv` has one row per point of a Recall@K curve with the columns "
+        + ", ".join(f"`{c}`" for c in RECALL_COLUMNS)
+        + ". Curves cover K = 1 … 100 on the last layer, every distance, direction and subset.",
         "",
     ]
     return "\n".join(out)

