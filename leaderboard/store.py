@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import os
+import stat
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -138,7 +139,11 @@ class ResultStore:
             self.client.set_tag(run_id, k, str(v)[:5000])
 
     def finish(self, run_id: str, result: Mapping[str, Any], out_dir: Path) -> None:
-        """Log every metric of ``result`` and the output folder's files, then mark the run FINISHED."""
+        """Log every metric of ``result`` and the output folder's files, then mark the run FINISHED.
+
+        Only regular files directly in ``out_dir`` are logged: a symbolic link written by a sandboxed run
+        (say ``/out/x -> /proc/self/environ``) would otherwise be followed on the host.
+        """
         from mlflow.entities import Metric
 
         now = int(time.time() * 1000)
@@ -150,9 +155,24 @@ class ResultStore:
         for i in range(0, len(metrics), 1000):
             self.client.log_batch(run_id, metrics=metrics[i : i + 1000])
         for path in sorted(out_dir.iterdir()):
-            if path.is_file():
+            if stat.S_ISREG(path.lstat().st_mode):
                 self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
+
+    def fail_interrupted(self, key: str, reason: str) -> int:
+        """Mark the RUNNING runs with ``key`` FAILED with ``reason``; return how many there were.
+
+        Call it, holding the evaluation lock, before starting a new run with that key: a run still RUNNING
+        then belongs to an orchestrator that was killed mid-run, and would otherwise stay RUNNING forever.
+        """
+        runs = self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"tags.`{KEY_TAG}` = '{key}' and attributes.status = 'RUNNING'",
+            max_results=1000,
+        )
+        for run in runs:
+            self.fail(run.info.run_id, reason)
+        return len(runs)
 
     def fail(self, run_id: str, reason: str, log_tail: str = "") -> None:
         """Mark a run FAILED with its one-line reason and the tail of its log."""
@@ -271,6 +291,130 @@ class ResultStore:
             key = (tags.get("submission", ""), tags.get("track", ""), tags.get("dataset", ""))
             rows += _curve_rows(key, self.result_of(run))
         return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+
+    def log_training(
+        self,
+        name: str,
+        params: Mapping[str, Any],
+        tags: Mapping[str, Any],
+        metric_history: Mapping[str, Iterable[tuple[int, float]]],
+        artifacts: Iterable[Path],
+    ) -> str:
+        """Log one finished training run (``leaderboard.training``) to the experiment ``chemrobust-training``.
+
+        Kept apart from the evaluation experiment, so :meth:`latest_runs` and the site never see it; its
+        artifacts live in ``<evaluation artifact location>/training``.
+
+        Parameters
+        ----------
+        name : str
+            Run name (the submission id).
+        params, tags : mapping
+            Configuration and identifying tags (corpus hash, environment); values are stringified.
+        metric_history : mapping of str to iterable of (int, float)
+            Curves as ``(step, value)`` points, e.g. ``{"loss": [(10, 3.2), (20, 2.9)]}``.
+        artifacts : iterable of pathlib.Path
+            Files to attach (reports, config, weights, tokenizer).
+
+        Returns
+        -------
+        str
+            The MLflow run id.
+        """
+        from mlflow.entities import Metric, Param
+
+        experiment = self.client.get_experiment_by_name(f"{EXPERIMENT}-training")
+        if experiment is None:
+            base = self.client.get_experiment(self.experiment_id).artifact_location
+            location = f"{base.rstrip('/')}/training" if base else None
+            experiment_id = self.client.create_experiment(
+                f"{EXPERIMENT}-training", artifact_location=location
+            )
+        else:
+            experiment_id = experiment.experiment_id
+        run = self.client.create_run(
+            experiment_id, run_name=name, tags={k: str(v)[:5000] for k, v in tags.items()}
+        )
+        run_id = run.info.run_id
+        items = [Param(k, str(v)[:6000]) for k, v in sorted(params.items())]
+        for i in range(0, len(items), 100):
+            self.client.log_batch(run_id, params=items[i : i + 100])
+        now = int(time.time() * 1000)
+        points = [
+            Metric(key, float(value), now, int(step))
+            for key, curve in metric_history.items()
+            for step, value in curve
+            if math.isfinite(value)
+        ]
+        for i in range(0, len(points), 1000):
+            self.client.log_batch(run_id, metrics=points[i : i + 1000])
+        for path in artifacts:
+            self.client.log_artifact(run_id, str(path))
+        self.client.set_terminated(run_id, "FINISHED")
+        return run_id
+
+    def export_item_ranks(self, submissions: Iterable[str] | None = None) -> pd.DataFrame:
+        """Per-molecule ranks of the headline retrieval setting, from each FINISHED run's ``ranks.csv.gz``.
+
+        Parameters
+        ----------
+        submissions : iterable of str, optional
+            Submission ids to export (default: every submission in the store).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``submission, track, dataset, augmentation, distance, direction, id, status, rank``: the
+            rows of the ``ranks.csv.gz`` artifact (last layer) of every run chosen by :meth:`latest_runs` that
+            FINISHED, restricted to the headline setting (distance ``l2``, direction
+            ``original_to_augmented``). ``id`` and ``status`` (``changed`` / ``identical``) are strings,
+            ``rank`` a float (a tie gives a fractional rank such as 1.5). FAILED runs and runs without the
+            artifact contribute no rows. These are the items :mod:`leaderboard.uncertainty` resamples.
+
+        Raises
+        ------
+        ValueError
+            If a run's ``ranks.csv.gz`` lacks one of its columns.
+        """
+        columns = [
+            "submission",
+            "track",
+            "dataset",
+            "augmentation",
+            "distance",
+            "direction",
+            "id",
+            "status",
+            "rank",
+        ]
+        frames: list[pd.DataFrame] = []
+        for run in self.latest_runs(submissions):
+            run_id = run.info.run_id
+            if run.info.status != "FINISHED":
+                continue
+            if "ranks.csv.gz" not in {a.path for a in self.client.list_artifacts(run_id)}:
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                local = self.client.download_artifacts(run_id, "ranks.csv.gz", tmp)
+                frame = pd.read_csv(local, dtype=str, keep_default_na=False)
+            missing = [c for c in columns[3:] if c not in frame.columns]
+            if missing:
+                raise ValueError(
+                    f"run {run_id}: ranks.csv.gz has no column(s) {missing}; got {list(frame.columns)}. "
+                    "The run predates the per-molecule ranks format; re-run the evaluation."
+                )
+            frame = frame.loc[(frame["distance"] == "l2") & (frame["direction"] == "original_to_augmented")]
+            tags = run.data.tags
+            frame = frame.assign(
+                submission=tags.get("submission", ""),
+                track=tags.get("track", ""),
+                dataset=tags.get("dataset", ""),
+                rank=pd.to_numeric(frame["rank"]).astype(float),
+            )
+            frames.append(frame.loc[:, columns])
+        if not frames:
+            return pd.DataFrame({c: pd.Series(dtype=float if c == "rank" else str) for c in columns})
+        return pd.concat(frames, ignore_index=True)
 
 
 def _curve_rows(key: tuple[str, str, str], result: Mapping[str, Any]) -> list[tuple[Any, ...]]:
