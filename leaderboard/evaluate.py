@@ -5,18 +5,26 @@ each of its tracks and each requested data set compute the result key from conte
 data, benchmark version, runner — and reuse a FINISHED MLflow run with that key. Otherwise fetch weights,
 build the image, write the job, run it in the sandbox (or in-process without Docker), check the output and
 store it. One failing submission never stops the others; every failure gets a one-line reason in the
-terminal and in MLflow. Side effects: docker images, ``<state>/`` (jobs, caches, MLflow), and a lock file.
+terminal and in MLflow. Everything a run writes is checked (:func:`read_result`) before it is stored.
+Side effects: docker images, ``<state>/`` (caches, MLflow, a fresh ``jobs/<key>-*`` folder per attempt),
+a lock file; under the lock, containers that a killed evaluation of the same state folder left running are
+removed, and runs it left RUNNING are marked FAILED when their key is evaluated again.
 """
 
 from __future__ import annotations
 
 import fcntl
+import gzip
 import json
 import math
 import os
+import re
 import shutil
+import stat
 import subprocess
+import tempfile
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -28,10 +36,16 @@ from evaluators.tracks import TrackOptions, benchmark_version
 from leaderboard.data import DataError, prepare_dataset
 from leaderboard.images import DEFAULT_BASE_IMAGE, ImageBuildError, ImageSpec, image_tag
 from leaderboard.manifest import ManifestError, Submission, discover, load_submission
+from leaderboard.runner import SandboxLimits, printable
 from leaderboard.store import ResultStore, run_key
 from leaderboard.weights import WeightsError, fetch_weights, model_revision
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
+MAX_OUTPUT_FILES = 100
+MAX_DECOMPRESSED_BYTES = 1024**3
+_OUTPUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+_LABEL = re.compile(r"^(-|[A-Za-z0-9][A-Za-z0-9_.:+-]{0,99})$")
+_ROW_KEYS = ("augmentation", "layer", "distance", "direction", "subset", "metric", "value")
 Log = Callable[[str], None]
 
 
@@ -124,15 +138,138 @@ class ResultError(ValueError):
     """The container's output is missing, oversized or malformed."""
 
 
-def read_result(out_dir: Path, *, expected_version: str) -> dict[str, Any]:
+def _label_ok(value: Any) -> bool:
+    return isinstance(value, str) and _LABEL.match(value) is not None
+
+
+def _metric_bounds(metric: str) -> tuple[float, float, bool]:
+    """``(low, high, integral)`` of a metric's possible values, by name (unknown names: any finite number)."""
+    if metric.startswith(("acc_at_", "recall")) or metric in ("mrr", "chance_acc_at_1"):
+        return 0.0, 1.0, False
+    if metric.startswith("n_"):
+        return 0.0, math.inf, True
+    return -math.inf, math.inf, False
+
+
+def _check_output_files(out_dir: Path) -> None:
+    entries = sorted(out_dir.iterdir())
+    if len(entries) > MAX_OUTPUT_FILES:
+        raise ResultError(f"the run wrote {len(entries)} files, more than the {MAX_OUTPUT_FILES} allowed")
+    for entry in entries:
+        mode = entry.lstat().st_mode
+        if not _OUTPUT_NAME.match(entry.name):
+            raise ResultError(
+                f"the output holds a file named {entry.name!r}; names may use letters, digits, '.', '_', '-'"
+            )
+        if stat.S_ISLNK(mode):
+            raise ResultError(f"{entry.name!r} in the output is a symbolic link; a run may write only files")
+        if not stat.S_ISREG(mode):
+            raise ResultError(
+                f"{entry.name!r} in the output is not a regular file; a run may write only files"
+            )
+        if entry.name.endswith(".gz"):
+            _check_gzip(entry)
+
+
+def _check_gzip(path: Path) -> None:
+    """Decompress ``path`` as a stream, at most :data:`MAX_DECOMPRESSED_BYTES` (no gzip bombs on the host)."""
+    total = 0
+    try:
+        with gzip.open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                total += len(chunk)
+                if total > MAX_DECOMPRESSED_BYTES:
+                    raise ResultError(
+                        f"{path.name!r} decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes"
+                    )
+    except (OSError, EOFError, zlib.error) as exc:
+        raise ResultError(f"{path.name!r} is not a valid gzip file: {exc}") from None
+
+
+def _check_rows(rows: list[Any], track: str) -> None:
+    from leaderboard.store import metric_name
+
+    seen: set[tuple[str, ...]] = set()
+    for number, row in enumerate(rows, 1):
+        if not isinstance(row, dict) or set(row) != set(_ROW_KEYS):
+            raise ResultError(f"malformed metric row {number}: {str(row)[:200]}")
+        labels = tuple(row[k] for k in _ROW_KEYS[:-1])
+        bad = next((k for k in _ROW_KEYS[:-1] if not _label_ok(row[k])), None)
+        if bad is not None:
+            raise ResultError(
+                f"metric row {number}: {bad!r} must be '-' or a name of letters, digits and '_.:+-' "
+                f"(at most 100 characters), got {str(row[bad])[:100]!r}"
+            )
+        if labels in seen:
+            raise ResultError(f"metric row {number} repeats {'/'.join(labels)}")
+        seen.add(labels)
+        if len(metric_name(track, row)) > 250:
+            raise ResultError(f"metric row {number}: its MLflow name is longer than 250 characters")
+        value, metric = row["value"], row["metric"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ResultError(f"metric {metric} has non-finite value {value!r}")
+        low, high, integral = _metric_bounds(metric)
+        if not low <= value <= high or (integral and value != int(value)):
+            kind = "a count" if integral else "a value"
+            raise ResultError(
+                f"metric row {number}: {metric} must be {kind} in [{low:g}, {high:g}], got {value!r}"
+            )
+
+
+def _check_curves(block: Any) -> None:
+    if block is None:
+        return
+    if not isinstance(block, dict):
+        raise ResultError("result.json: 'recall_at_k' must be an object with 'k' and 'curves'")
+    ks, curves = block.get("k", []), block.get("curves", [])
+    if not isinstance(ks, list) or not all(
+        isinstance(k, int) and not isinstance(k, bool) and k > 0 for k in ks
+    ):
+        raise ResultError("result.json: 'recall_at_k.k' must be a list of positive integers")
+    if not isinstance(curves, list):
+        raise ResultError("result.json: 'recall_at_k.curves' must be a list")
+    dims = ("augmentation", "layer", "distance", "direction", "subset")
+    for number, curve in enumerate(curves, 1):
+        if not isinstance(curve, dict) or not all(_label_ok(curve.get(d)) for d in dims):
+            raise ResultError(f"recall_at_k curve {number} is malformed: {str(curve)[:200]}")
+        recall = curve.get("recall")
+        if not isinstance(recall, list) or len(recall) != len(ks):
+            raise ResultError(f"recall_at_k curve {number} does not have one value per K")
+        for value in recall:
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1
+            ):
+                raise ResultError(f"recall_at_k curve {number} has a value {value!r} outside [0, 1]")
+
+
+def read_result(out_dir: Path, *, expected_version: str, expected_track: str | None = None) -> dict[str, Any]:
     """Read and check ``result.json`` written by a (possibly hostile) submission run.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder that was mounted at ``/out``.
+    expected_version : str
+        The benchmark version the host computed for the job.
+    expected_track : str, optional
+        The track the job ran; ``result.json`` must name it.
+
+    Returns
+    -------
+    dict
+        The parsed result, safe to store and to publish.
 
     Raises
     ------
     ResultError
-        If the file is missing, larger than 64 MiB, not JSON, lacks fields, has non-finite metric values, or
-        was computed for another benchmark version.
+        If the output folder holds anything but at most :data:`MAX_OUTPUT_FILES` regular files with plain
+        names (a symbolic link would be followed by the host), a ``.gz`` file that is invalid or
+        decompresses past :data:`MAX_DECOMPRESSED_BYTES`, or if ``result.json`` is missing, larger than
+        64 MiB, not JSON (or nested too deeply), lacks fields, is for another benchmark version or track,
+        has a metric row with odd labels, a repeated key, a non-finite value or a value its metric cannot
+        take (accuracies and MRR in [0, 1], counts non-negative integers), or a malformed Recall@K block.
     """
+    _check_output_files(out_dir)
     path = out_dir / "result.json"
     if not path.is_file():
         raise ResultError("the run wrote no result.json")
@@ -142,21 +279,39 @@ def read_result(out_dir: Path, *, expected_version: str) -> dict[str, Any]:
         result = json.loads(path.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ResultError(f"result.json is not valid JSON: {exc}") from None
+    except (RecursionError, ValueError) as exc:  # deep nesting; an integer with thousands of digits
+        raise ResultError(f"result.json cannot be read safely: {' '.join(str(exc).split())[:200]}") from None
     if not isinstance(result, dict) or not isinstance(result.get("metrics"), list):
         raise ResultError("result.json has no 'metrics' list")
     if result.get("benchmark_version") != expected_version:
         raise ResultError(
-            f"result.json is for benchmark version {result.get('benchmark_version')!r}, "
+            f"result.json is for benchmark version {str(result.get('benchmark_version'))[:100]!r}, "
             f"expected {expected_version}"
         )
-    keys = {"augmentation", "layer", "distance", "direction", "subset", "metric", "value"}
-    for row in result["metrics"]:
-        if not isinstance(row, dict) or set(row) != keys:
-            raise ResultError(f"malformed metric row {str(row)[:200]}")
-        value = row["value"]
-        if not isinstance(value, int | float) or not math.isfinite(value):
-            raise ResultError(f"metric {row['metric']} has non-finite value {value!r}")
+    track = result.get("track")
+    if (track is not None and not _label_ok(track)) or (
+        expected_track is not None and track != expected_track
+    ):
+        raise ResultError(f"result.json is for track {str(track)[:100]!r}, expected {expected_track!r}")
+    _check_rows(result["metrics"], track or "")
+    _check_curves(result.get("recall_at_k"))
+    for name, kind in (("counts", dict), ("tied_pairs", list), ("skipped_molecules", list)):
+        if name in result and not isinstance(result[name], kind):
+            raise ResultError(f"result.json: {name!r} must be a {'mapping' if kind is dict else 'list'}")
     return result
+
+
+def _build_cause(exc: ImageBuildError) -> str:
+    """Return the most telling line of a failed build: pip's error rather than Docker's "The command …"."""
+    if exc.reason.startswith("The command"):
+        errors = [
+            line.strip()
+            for line in exc.log_tail.splitlines()
+            if line.strip().startswith("ERROR:") and not line.strip().startswith("ERROR: The command")
+        ]
+        if errors:
+            return errors[-1].removeprefix("ERROR:").strip()
+    return exc.reason
 
 
 @dataclass
@@ -181,6 +336,9 @@ class Evaluator:
         Where the submissions live (default ``repo_root/submissions``).
     log : callable
         Receives progress lines.
+    limits : leaderboard.runner.SandboxLimits
+        Resource limits and sandbox switches of every run (recorded with each run as the tag ``sandbox``);
+        ``read_only_root=False`` for GPU hosts whose container hooks must write.
     """
 
     repo_root: Path
@@ -192,6 +350,7 @@ class Evaluator:
     options: TrackOptions = field(default_factory=TrackOptions)
     submissions_dir: Path | None = None
     log: Log = print
+    limits: SandboxLimits = field(default_factory=SandboxLimits)
 
     def __post_init__(self) -> None:
         from leaderboard import runner as runner_mod
@@ -213,9 +372,20 @@ class Evaluator:
             self.runner_name = "in-process"
             self.use_gpu = False
         else:
-            self.sandbox = runner_mod.DockerRunner(client)
+            self.sandbox = runner_mod.DockerRunner(client, owner=str(Path(self.state_dir).resolve()))
             self.runner_name = "docker"
-            self.use_gpu = self.gpu == "on" or (self.gpu == "auto" and runner_mod.gpu_available(client))
+            has_gpu = runner_mod.gpu_available(client)
+            self.use_gpu = self.gpu == "on" or (self.gpu == "auto" and has_gpu)
+            if self.use_gpu:
+                self.log(
+                    "GPU: requesting all GPUs for each container"
+                    + ("" if has_gpu else " (WARNING: the engine reports no 'nvidia' runtime)")
+                )
+            else:
+                self.log(
+                    "GPU: none requested — runs use the CPU (recorded as gpu=False)"
+                    + (" although the engine has an 'nvidia' runtime (--gpu off)" if has_gpu else "")
+                )
         self.hardware = runner_mod.hardware_info()
         self.commit = git_commit(self.repo_root)
         self._base: str | None = None
@@ -252,16 +422,26 @@ class Evaluator:
                 continue
             jobs += [(sub, path.parent, track, ds) for track in sub.selected_tracks() for ds in datasets]
         with evaluation_lock(self.state_dir):
+            orphans = self.sandbox.remove_orphans() if self.client is not None else 0
+            if orphans:
+                self.log(f"removed {orphans} container(s) left running by an evaluation that was killed")
             for number, (sub, folder, track, dataset) in enumerate(jobs, 1):
                 label = f"[{number}/{len(jobs)}] {sub.id} × {track} × {dataset}"
                 try:
                     status = self._one(sub, folder, track, dataset, label)
                 except (DataError, WeightsError, ImageBuildError, OSError, ValueError, RuntimeError) as exc:
                     # Failures before a run exists (data, weights, image) get a FAILED run with the reason.
-                    reason = " ".join(str(exc).split())[:1000]
-                    self._record_failure(sub, track, dataset, reason, getattr(exc, "log_tail", ""))
+                    if isinstance(exc, ImageBuildError):
+                        reason = printable(f"image build failed: {_build_cause(exc)}")[:1000]
+                    else:
+                        reason = printable(str(exc))[:1000]
+                    log_tail = getattr(exc, "log_tail", "")
+                    self._record_failure(sub, track, dataset, reason, log_tail)
                     summary.failed.append(f"{label}: {reason}")
                     self.log(f"{label}: FAILED — {reason}")
+                    if log_tail:
+                        tail = [printable(line) for line in log_tail.splitlines()[-30:]]
+                        self.log("  --- last lines of the log ---\n" + "\n".join(f"  | {t}" for t in tail))
                     continue
                 if status == "reused":
                     summary.reused += 1
@@ -285,6 +465,8 @@ class Evaluator:
             "runner": self.runner_name,
             "git_commit": self.commit,
             "hardware": json.dumps(self.hardware),
+            "gpu": str(self.use_gpu),
+            "sandbox": self.limits.model_dump_json(),
         }
         run_id = self.store.start(
             f"failed-{time.time_ns()}", name=f"{sub.id}/{track}/{dataset}", tags=tags, params={}
@@ -341,6 +523,7 @@ class Evaluator:
             "git_commit": self.commit,
             "hardware": json.dumps(self.hardware),
             "gpu": str(self.use_gpu),
+            "sandbox": self.limits.model_dump_json(),
             "image_id": image_id,
         }
         params = {
@@ -353,10 +536,20 @@ class Evaluator:
             "limit": self.options.limit,
             **{f"option.{k}": v for k, v in sub.options.items()},
         }
+        interrupted = self.store.fail_interrupted(
+            key, "interrupted: the evaluation stopped before this run ended; it was run again"
+        )
+        if interrupted:
+            self.log(f"{label}: {interrupted} interrupted run(s) of an earlier evaluation marked FAILED")
         run_id = self.store.start(key, name=f"{sub.id}/{track}/{dataset}", tags=tags, params=params)
-        work = self.state_dir / "jobs" / key
-        shutil.rmtree(work, ignore_errors=True)
-        (work / "job").mkdir(parents=True)
+        # A fresh folder per attempt: a process left over from a killed evaluation cannot write into it.
+        jobs_dir = self.state_dir / "jobs"
+        jobs_dir.mkdir(parents=True, exist_ok=True)
+        for stale in jobs_dir.glob(f"{key}*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=jobs_dir))
+        os.chmod(work, 0o755)
+        (work / "job").mkdir()
         (work / "out").mkdir()
         empty_models = work / "models"
         empty_models.mkdir()
@@ -369,8 +562,6 @@ class Evaluator:
             has_weights=weights is not None,
         )
         (work / "job" / "job.json").write_text(json.dumps(job, indent=1))
-        from leaderboard.runner import SandboxLimits
-
         outcome = self.sandbox.run(
             tag,
             job_dir=work / "job",
@@ -378,7 +569,7 @@ class Evaluator:
             models_dir=weights or empty_models,
             out_dir=work / "out",
             submission_dir=folder.resolve(),
-            limits=SandboxLimits(),
+            limits=self.limits,
             gpu=self.use_gpu,
         )
         self.store.set_tags(run_id, {"runner": outcome.runner, "wall_s": f"{outcome.wall_s:.1f}"})
@@ -387,7 +578,7 @@ class Evaluator:
             self.log(f"{label}: FAILED ({outcome.status}) — {outcome.reason}")
             return f"{outcome.status}: {outcome.reason}"
         try:
-            result = read_result(work / "out", expected_version=version)
+            result = read_result(work / "out", expected_version=version, expected_track=track)
         except ResultError as exc:
             self.store.fail(run_id, f"invalid output: {exc}", outcome.log_tail)
             self.log(f"{label}: FAILED — invalid output: {exc}")

@@ -1,8 +1,9 @@
 """Submission manifests (``submissions/<id>/submission.yaml``, SPEC §3): schema, loading, validation.
 
-Validation never imports or runs submission code: it parses YAML safely (size-capped), checks the schema
-with pydantic (``extra="forbid"``: unknown keys are errors) and checks cross-field rules against the
-evaluators' registries (adapters, tracks, capabilities). Every problem is reported as one line naming the
+Validation never imports or runs submission code: it parses YAML safely (size-capped; aliases refused, so a
+"billion laughs" document cannot expand; nesting depth and integer size bounded), checks the schema with
+pydantic (``extra="forbid"``: unknown keys are errors) and checks cross-field rules against the evaluators'
+registries (adapters, tracks, capabilities). Every problem is reported as one line naming the
 file, the field, the value and the fix. Side effects: none (reads files only).
 """
 
@@ -19,6 +20,7 @@ MANIFEST_NAME = "submission.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
 ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
 SHA_PATTERN = r"^[0-9a-f]{40}$"
+_PATH_PATTERN = r"^[^\x00-\x1f\x7f]*$"  # no NUL or other control characters
 PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"
 Architecture = Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
 Capability = Literal["embed", "generate"]
@@ -57,14 +59,14 @@ class PipModel(_ModelBase):
     source: Literal["pip"]
     package: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=200)]
     version: Annotated[str, Field(pattern=r"^[0-9][A-Za-z0-9.+!_-]*$", max_length=64)]
-    path: Annotated[str, Field(max_length=300)] = ""
+    path: Annotated[str, Field(max_length=300, pattern=_PATH_PATTERN)] = ""
 
 
 class LocalModel(_ModelBase):
     """Weights in a folder inside the submission (tests, small models)."""
 
     source: Literal["local"]
-    path: Annotated[str, Field(min_length=1, max_length=300)]
+    path: Annotated[str, Field(min_length=1, max_length=300, pattern=_PATH_PATTERN)]
 
 
 class NoWeights(_ModelBase):
@@ -168,6 +170,9 @@ _FIXES: dict[str, str] = {
     "revision": 'Copy the full 40-character commit SHA from the model\'s "Files and versions" page on '
     "Hugging Face (a branch name like 'main' moves; a commit does not).",
     "id": "Use lowercase letters, digits and '-', 1-64 characters, equal to the submission's folder name.",
+    # Full paths win over the last field name: model.id is a hub repository, not the submission id.
+    "model.id": "Give the Hugging Face repository as 'org/name', as in its URL.",
+    "model.path": "Give a folder path relative to the package (pip) or to the submission folder (local).",
     "architecture": "Use one of: encoder, decoder, encoder-decoder, non-neural.",
     "capabilities": "List what the model can do: 'embed' (embedding tracks) and/or 'generate'.",
     "requirements": "Pin each extra requirement exactly, as 'package==1.2.3'.",
@@ -176,7 +181,61 @@ _FIXES: dict[str, str] = {
     "pooling": "Use one of: mean, cls, last_token, mean_no_special.",
     "adapter": "Use 'transformers' for Hugging Face models, 'custom' with a 'code' entry for your own class.",
     "contact": "Give an e-mail address or a URL where maintainers can reach you.",
+    "path": "Use a relative path of printable characters, e.g. 'weights' (a folder inside the submission or "
+    "the package).",
 }
+
+
+class _AliasError(yaml.YAMLError):
+    def __init__(self, anchor: str, line: int) -> None:
+        super().__init__(anchor, line)
+        self.anchor, self.line = anchor, line
+
+
+class _ManifestLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses aliases (``*name``).
+
+    A manifest never needs them, and a chain of aliases is how a small document expands into a huge one
+    (a "billion laughs" YAML bomb) once something walks it.
+    """
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # noqa: D102
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _AliasError(str(event.anchor), event.start_mark.line + 1)
+        return super().compose_node(parent, index)
+
+
+def _parse_yaml(path: Path, text: str) -> Any:
+    """Parse a manifest's text, turning every parser failure into a :class:`ManifestError`."""
+    try:
+        return yaml.load(text, Loader=_ManifestLoader)  # noqa: S506 - a SafeLoader subclass
+    except _AliasError as exc:
+        raise ManifestError(
+            path,
+            [
+                f"{path}: line {exc.line}: YAML aliases ('*{_clip(exc.anchor, 40)}') are not allowed in a "
+                "manifest (they can expand a small file into a huge one). Write the value out in full."
+            ],
+        ) from None
+    except yaml.YAMLError as exc:
+        raise ManifestError(
+            path, [f"{path}: not valid YAML: {_clip(' '.join(str(exc).split()), 300)}"]
+        ) from None
+    except RecursionError:
+        raise ManifestError(
+            path,
+            [f"{path}: not valid YAML: nested too deeply. A manifest is a flat mapping of a few levels."],
+        ) from None
+    except ValueError as exc:  # e.g. an integer with more digits than Python converts
+        raise ManifestError(
+            path, [f"{path}: not valid YAML: {_clip(' '.join(str(exc).split()), 200)}"]
+        ) from None
+
+
+def _clip(text: str, limit: int) -> str:
+    text = "".join(ch if ch.isprintable() else "?" for ch in text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ManifestError(ValueError):
@@ -189,8 +248,9 @@ class ManifestError(ValueError):
 
 
 def _loc(loc: Iterable[Any]) -> str:
-    # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path.
-    parts = [str(p) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
+    # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path; keys come
+    # from the document, so they are shown on one line and clipped.
+    parts = [_clip(str(p), 60) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
     return ".".join(parts) or "(top level)"
 
 
@@ -205,14 +265,26 @@ def _describe(path: Path, error: dict[str, Any]) -> str:
     if kind == "extra_forbidden":
         return f"{path}: unknown key '{loc}'. Remove it or fix its spelling (see submissions/README.md)."
     if kind == "missing":
-        fix = _FIXES.get(field, "Add it (see submissions/README.md for every field).")
+        fix = _FIXES.get(loc) or _FIXES.get(field, "Add it (see submissions/README.md for every field).")
         return f"{path}: '{loc}' is required but missing. {fix}"
-    message = error["msg"].removeprefix("Value error, ")
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        # The tagged union of model sources: name the tag field, not the whole 'model' mapping.
+        ctx = error.get("ctx") or {}
+        tag_field = f"{loc}.{str(ctx.get('discriminator', 'source')).strip(chr(39))}"
+        if kind == "union_tag_not_found":
+            return f"{path}: '{tag_field}' is required but missing. {_FIXES['source']}"
+        tag = repr(ctx.get("tag"))
+        return (
+            f"{path}: '{tag_field}' must be one of {ctx.get('expected_tags')}, "
+            f"got {_clip(tag, 80)}. {_FIXES['source']}"
+        )
+    # Messages can quote the input (pydantic does for some types): one clipped, printable line.
+    message = _clip(error["msg"].removeprefix("Value error, "), 300)
     if not error["loc"]:
         # A cross-field check (``Submission._consistent``): its message names the fields and the fix;
         # the offending value would be the whole manifest.
         return f"{path}: {message}"
-    fix = _FIXES.get(field, "")
+    fix = _FIXES.get(loc) or _FIXES.get(field, "")
     return f"{path}: '{loc}' {message}, got {shown}. {fix}".rstrip()
 
 
@@ -252,9 +324,10 @@ def load_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Sub
             ],
         )
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
         raise ManifestError(path, [f"{path}: not valid YAML: {' '.join(str(exc).split())}"]) from None
+    data = _parse_yaml(path, text)
     if not isinstance(data, dict):
         raise ManifestError(
             path,
@@ -274,7 +347,10 @@ def load_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Sub
 
 
 def _inside(folder: Path, relative: str) -> Path | None:
-    candidate = (folder / relative).resolve()
+    try:
+        candidate = (folder / relative).resolve()
+    except (OSError, ValueError):  # a NUL byte, a name too long, a link loop
+        return None
     return candidate if candidate == folder.resolve() or folder.resolve() in candidate.parents else None
 
 
@@ -338,4 +414,3 @@ def validate_paths(paths: Iterable[Path], *, allow_remote_code: Iterable[str] = 
         except ManifestError as exc:
             report[path] = exc.problems
     return report
-

@@ -19,6 +19,13 @@ Invariants
   when the kernel killed it for memory, ``wall-clock timeout after N s`` on timeout.
 - Captured logs are capped (:attr:`SandboxLimits.output_cap_bytes`); host memory use does not grow with
   a submission's output.
+- What a run writes to ``/out`` is capped (:attr:`SandboxLimits.out_cap_bytes`,
+  :attr:`SandboxLimits.out_max_files`): the folder is measured every :data:`POLL_S` seconds while the
+  container runs and once after it ends; a run over the cap is killed and fails with ``output limit
+  exceeded: …``, so a submission cannot fill the disk that holds the result store.
+- Reasons are sanitised: control characters (terminal escapes, bells, bidi overrides) become ``?``.
+- Containers carry the label ``org.chemrobust.owner`` (the evaluation's state folder); containers left
+  running by an orchestrator that was killed are removed by :meth:`DockerRunner.remove_orphans`.
 
 Side effects
 ------------
@@ -33,6 +40,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -85,6 +93,12 @@ CONTAINER_ENV: dict[str, str] = {
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+POLL_S = 0.5
+"""While a container runs, its ``/out`` folder is measured this often (seconds)."""
+
+OWNER_LABEL = "org.chemrobust.owner"
+"""Container label naming the evaluation (state folder) that started the container."""
+
 _STOP_GRACE_S = 10
 
 
@@ -111,6 +125,11 @@ class SandboxLimits(BaseModel):
         Mount the root filesystem read-only. Switch off only on GPU hosts whose container hooks must write.
     output_cap_bytes : int
         At most this many bytes of the container's stdout+stderr are kept (the end of it).
+    out_cap_bytes : int
+        At most this many bytes (apparent size, sparse files count in full) may be written under ``/out``;
+        the run is killed beyond it.
+    out_max_files : int
+        At most this many files and folders may be created under ``/out``; the run is killed beyond it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -122,6 +141,8 @@ class SandboxLimits(BaseModel):
     tmpfs_size: str = Field(default="2g", pattern=r"^[1-9][0-9]*[bkmg]?$")
     read_only_root: bool = True
     output_cap_bytes: int = Field(default=256 * 1024, ge=1024)
+    out_cap_bytes: int = Field(default=4 * 1024**3, ge=1024**2)
+    out_max_files: int = Field(default=1000, ge=1)
 
 
 class RunOutcome(BaseModel):
@@ -246,11 +267,81 @@ def gpu_available(client: docker.DockerClient) -> bool:
 # Shared helpers
 
 
+def printable(text: str) -> str:
+    """Return ``text`` with whitespace runs collapsed to one space and other control characters as ``?``.
+
+    Parameters
+    ----------
+    text : str
+        Text that came out of a sandboxed run (stderr, a build log).
+
+    Returns
+    -------
+    str
+        One line that is safe to print in a terminal: no escape sequences, bells, carriage returns or
+        bidirectional overrides (every character that ``str.isprintable`` rejects becomes ``?``).
+    """
+    return "".join(ch if ch.isprintable() else "?" for ch in " ".join(text.split()))
+
+
 def _last_line(text: str) -> str:
     for line in reversed(text.splitlines()):
         if line.strip():
-            return " ".join(line.split())[:500]
+            return printable(line)[:500]
     return ""
+
+
+def _mib(n: int) -> str:
+    return f"{n / 1024**2:g} MiB"
+
+
+def out_usage(out_dir: Path, max_entries: int) -> tuple[int, int]:
+    """Measure a run's output folder without following links.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The folder mounted at ``/out``.
+    max_entries : int
+        Stop counting after this many entries (a folder with millions of files is not walked to its end).
+
+    Returns
+    -------
+    tuple of int
+        ``(bytes, entries)``: the sum over files of ``max(st_size, st_blocks * 512)`` (a sparse file counts
+        at its apparent size) and the number of files, folders and links seen (at most ``max_entries + 1``).
+    """
+    total = entries = 0
+    stack = [Path(out_dir)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    entries += 1
+                    if entries > max_entries:
+                        return total, entries
+                    try:
+                        st = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISDIR(st.st_mode):
+                        stack.append(Path(entry.path))
+                    else:
+                        total += max(st.st_size, st.st_blocks * 512)
+        except OSError:
+            continue
+    return total, entries
+
+
+def _out_over_limit(out_dir: Path, limits: SandboxLimits) -> str | None:
+    """Return the one-line reason when ``out_dir`` is over the output cap, else None."""
+    size, entries = out_usage(out_dir, limits.out_max_files)
+    if size > limits.out_cap_bytes or entries > limits.out_max_files:
+        return (
+            f"output limit exceeded: more than {_mib(limits.out_cap_bytes)} or {limits.out_max_files} "
+            "files written to /out"
+        )
+    return None
 
 
 def _keep_tail(chunks: Iterable[bytes], cap: int) -> bytes:
@@ -296,10 +387,43 @@ class DockerRunner:
     ----------
     client : docker.DockerClient
         Injected Docker client (see :func:`docker_client_or_none`).
+    owner : str, optional
+        Value of the :data:`OWNER_LABEL` label on every container this runner creates (the evaluation's
+        state folder), so that :meth:`remove_orphans` can find containers a killed orchestrator left behind.
     """
 
-    def __init__(self, client: docker.DockerClient) -> None:
+    def __init__(self, client: docker.DockerClient, owner: str = "") -> None:
         self.client = client
+        self.owner = owner
+
+    def _owner_label(self) -> dict[str, str]:
+        return {OWNER_LABEL: self.owner} if self.owner else {}
+
+    def remove_orphans(self) -> int:
+        """Remove every container labelled with this runner's ``owner`` (none when ``owner`` is empty).
+
+        Call it only while holding the evaluation lock of that state folder: then no live orchestrator
+        owns such a container, and any that exists was left running by one that was killed.
+
+        Returns
+        -------
+        int
+            Number of containers removed.
+        """
+        if not self.owner:
+            return 0
+        removed = 0
+        try:
+            orphans = self.client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={self.owner}"})
+        except (DockerException, requests.exceptions.RequestException):
+            return 0
+        for container in orphans:
+            try:
+                container.remove(force=True)
+                removed += 1
+            except DockerException:
+                continue
+        return removed
 
     def create_kwargs(
         self,
@@ -355,7 +479,7 @@ class DockerRunner:
             "log_config": docker.types.LogConfig(
                 type="json-file", config={"max-size": "20m", "max-file": "1"}
             ),
-            "labels": {"org.chemrobust.runner": "docker"},
+            "labels": {"org.chemrobust.runner": "docker", **self._owner_label()},
         }
         if gpu:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
@@ -421,21 +545,37 @@ class DockerRunner:
         timed_out = False
         exit_code: int | None = None
         oom = False
+        over_limit: str | None = None
         logs = stderr = b""
         try:
             container = self.client.containers.create(image, **kwargs)
             container.start()
-            try:
-                exit_code = int(container.wait(timeout=limits.timeout_s)["StatusCode"])
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
-                # docker-py reports the read timeout of `wait` as either; an early ConnectionError is an
-                # engine problem, not a timeout.
-                if time.monotonic() - start < 0.95 * limits.timeout_s:
-                    raise
-                timed_out = True
-                container.kill()
+            deadline = start + limits.timeout_s
+            while True:
+                slice_s = min(POLL_S, deadline - time.monotonic())
+                if slice_s <= 0:
+                    timed_out = True
+                    break
+                asked = time.monotonic()
+                try:
+                    exit_code = int(container.wait(timeout=slice_s)["StatusCode"])
+                    break
+                except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError):
+                    # docker-py reports the read timeout of `wait` as either; an early ConnectionError is
+                    # an engine problem, not the end of a slice.
+                    if time.monotonic() - asked < 0.9 * slice_s:
+                        raise
+                over_limit = _out_over_limit(out_dir, limits)
+                if over_limit:
+                    break
+            if timed_out or over_limit:
+                try:
+                    container.kill()
+                except docker.errors.APIError:  # it ended on its own in the meantime
+                    pass
                 container.wait(timeout=_STOP_GRACE_S)
             wall_s = time.monotonic() - start
+            over_limit = over_limit or _out_over_limit(out_dir, limits)
             container.reload()
             oom = bool(container.attrs.get("State", {}).get("OOMKilled", False))
             logs = self._logs(container, limits, stdout=True, stderr=True)
@@ -464,6 +604,8 @@ class DockerRunner:
 
         if timed_out:
             status, exit_code, reason = "timeout", None, f"wall-clock timeout after {limits.timeout_s:g} s"
+        elif over_limit:
+            status, reason = "failed", over_limit
         elif exit_code == 0:
             status, reason = "succeeded", "exit code 0"
         elif oom:

@@ -10,11 +10,13 @@ is downloaded once per store object and cached by run id, since it never changes
 
 Default store: ``sqlite:///<repo>/.state/mlflow.db`` with artifacts in ``<repo>/.state/mlartifacts``
 (MLflow >= 3.13 refuses a plain ``./mlruns`` file store); ``MLFLOW_TRACKING_URI`` overrides.
-Side effects: writes to the tracking store and its artifact location.
+Side effects: writes to the tracking store and its artifact location; opening a sqlite store holds the lock
+file ``<db>.init-lock`` beside it while the schema and the experiment are created.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import math
@@ -22,7 +24,8 @@ import os
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +66,23 @@ def default_tracking_uri(state_dir: Path) -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(state_dir / 'mlflow.db').resolve()}"
 
 
+@contextmanager
+def _init_lock(tracking_uri: str) -> Iterator[None]:
+    """Serialise opening a local sqlite store across processes (``<db>.init-lock``, blocking).
+
+    Two processes that open a new ``mlflow.db`` at once both run its schema migration, and the loser leaves
+    the file half-migrated for good; two that find no experiment both create it, and one fails.
+    """
+    if not tracking_uri.startswith("sqlite:///"):
+        yield
+        return
+    db = Path(tracking_uri.removeprefix("sqlite:///"))
+    db.parent.mkdir(parents=True, exist_ok=True)
+    with open(db.with_name(db.name + ".init-lock"), "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 def run_key(fields: Mapping[str, str]) -> str:
     """Deterministic key of a result: sha256 over the identifying fields (sorted), 32 hex characters."""
     blob = json.dumps(dict(fields), sort_keys=True, separators=(",", ":")).encode()
@@ -100,13 +120,14 @@ class ResultStore:
 
         self._mlflow = mlflow
         self.tracking_uri = tracking_uri
-        self.client = MlflowClient(tracking_uri=tracking_uri)
-        experiment = self.client.get_experiment_by_name(EXPERIMENT)
-        if experiment is None:
-            location = artifact_root.resolve().as_uri() if artifact_root is not None else None
-            self.experiment_id = self.client.create_experiment(EXPERIMENT, artifact_location=location)
-        else:
-            self.experiment_id = experiment.experiment_id
+        with _init_lock(tracking_uri):
+            self.client = MlflowClient(tracking_uri=tracking_uri)
+            experiment = self.client.get_experiment_by_name(EXPERIMENT)
+            if experiment is None:
+                location = artifact_root.resolve().as_uri() if artifact_root is not None else None
+                self.experiment_id = self.client.create_experiment(EXPERIMENT, artifact_location=location)
+            else:
+                self.experiment_id = experiment.experiment_id
         # result.json of FINISHED runs, by run id: immutable once the run finished, so export() and
         # export_curves() share one download.
         self._results: dict[str, dict[str, Any]] = {}

