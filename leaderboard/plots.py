@@ -1,15 +1,18 @@
-"""Plotly figures of the ChemRobust site: layer-wise Acc@1 and Recall@K curves of the AMORE track.
+"""Plotly figures of the ChemRobust site: AMORE layer-wise Acc@1 and Recall@K curves, pairwise heatmap.
 
 The figure builders are pure functions of the long-format DataFrames that :mod:`leaderboard.site`
 exports (``site/data/results.csv`` and ``site/data/recall_at_k.csv``). They return a figure as a
-plain JSON-able dict (``{"data": [...], "layout": {...}}``, built with ``plotly.graph_objects`` and
-``plotly.subplots.make_subplots``) without a layout template: the page script
+plain JSON-able dict (``{"data": [...], "layout": {...}}``: the layout built with ``plotly.graph_objects``
+and ``plotly.subplots.make_subplots``, the traces plain dicts in plotly's JSON schema, which is much faster
+than ``go.Scatter`` objects on a board of 100 models) without a layout template: the page script
 ``site/javascripts/plots.js`` supplies a light or dark template matching the Material palette.
 
 - :func:`layerwise_figure`: Acc@1 (non-trivial pairs, L2, original → augmented) per layer index,
   one panel per augmentation and one line per model, or one line per augmentation for one model.
 - :func:`recall_figure`: Recall@K against K (log axis) on the last layer, same setting and layout,
   with the chance level K/N dotted when N (the number of pairs) is known.
+- :func:`pairwise_figure`: heatmap of Copeland's pairwise majorities (+1 win, 0 tie, -1 loss of the row
+  model against the column model), models in ranking order, with the weighted criteria won on hover.
 - :func:`figure_html`: writes a figure to ``site/data/plots/<element_id>.json`` and returns the
   ``<div data-figure=...>`` snippet that ``plots.js`` turns into a plot.
 - :func:`vendor_plotly_js`: copies ``plotly.min.js`` from the installed (pinned) plotly package to
@@ -60,6 +63,7 @@ __all__ = [
     "figure_html",
     "layerwise_figure",
     "n_pairs_by_augmentation",
+    "pairwise_figure",
     "parse_layer",
     "recall_figure",
     "vendor_plotly_js",
@@ -164,82 +168,111 @@ def layerwise_figure(
     if rows.empty:
         return None
     names = dict(names or {})
-    parsed = rows["layer"].map(parse_layer)
-    layered = rows.loc[parsed.notna()].assign(
-        stack=parsed[parsed.notna()].map(lambda p: p[0]), index=parsed[parsed.notna()].map(lambda p: p[1])
+    parsed = {label: parse_layer(label) for label in rows["layer"].unique()}
+    is_layered = rows["layer"].map(lambda label: parsed[label] is not None).to_numpy(dtype=bool)
+    layered = rows.loc[is_layered]
+    layered = layered.assign(
+        stack=layered["layer"].map(lambda label: parsed[label][0]),
+        index=layered["layer"].map(lambda label: parsed[label][1]),
     )
     last = rows.loc[rows["layer"] == "last"]
+    last_value = {
+        (str(a), str(s)): float(v) for a, s, v in last[["augmentation", "submission", "value"]].values
+    }
     augs = _ordered(rows["augmentation"], _AUGMENTATION_ORDER)
     y_title = "Acc@1 (non-trivial, L2)"
+    # One pass over the rows: (augmentation, submission, stack) -> sorted (index, value) points.
+    lines: dict[tuple[str, str, str], list[tuple[int, float]]] = {}
+    for aug, sub, stack, idx, val in layered[
+        ["augmentation", "submission", "stack", "index", "value"]
+    ].values:
+        lines.setdefault((str(aug), str(sub), str(stack)), []).append((int(idx), float(val)))
+    for points in lines.values():
+        points.sort()
 
     if submission is not None:
-        fig = go.Figure()
+        traces: list[dict[str, Any]] = []
         multi_stack = layered["stack"].nunique() > 1
         for a_i, aug in enumerate(augs):
             colour = _PALETTE[_order_index(aug, _AUGMENTATION_ORDER, a_i) % len(_PALETTE)]
-            sel = layered.loc[layered["augmentation"] == aug]
-            if sel.empty:
-                val = last.loc[last["augmentation"] == aug, "value"]
-                if not val.empty:
-                    fig.add_trace(_single_layer_trace(f"{aug} (single layer)", colour, float(val.iloc[0])))
+            stacks = _ordered([k[2] for k in lines if k[0] == aug], _STACK_ORDER)
+            if not stacks:
+                if (aug, submission) in last_value:
+                    traces.append(
+                        _single_layer_trace(f"{aug} (single layer)", colour, last_value[(aug, submission)])
+                    )
                 continue
-            for stack in _ordered(sel["stack"], _STACK_ORDER):
-                part = sel.loc[sel["stack"] == stack].sort_values("index")
+            for stack in stacks:
+                points = lines[(aug, submission, stack)]
                 label = f"{aug} ({stack})" if multi_stack and stack else aug
-                fig.add_trace(_line(label, colour, part["index"], part["value"], dash=_STACK_DASH.get(stack)))
-        fig.update_layout(height=420, legend=_legend(-0.2), margin={"l": 60, "r": 20, "t": 20, "b": 40})
-        fig.update_xaxes(title_text="layer", rangemode="tozero")
-        fig.update_yaxes(title_text=y_title, range=[0, 1.02])
-        return _to_dict(fig)
+                traces.append(
+                    _line(
+                        label,
+                        colour,
+                        [p[0] for p in points],
+                        [p[1] for p in points],
+                        dash=_STACK_DASH.get(stack),
+                    )
+                )
+        return _single_panel(
+            traces, x_axis={"title": {"text": "layer"}, "rangemode": "tozero"}, y_title=y_title
+        )
 
     fig, cells = _panels(augs)
     colours = _colours(rows["submission"])
+    subs_by_aug = {
+        str(a): sorted(map(str, s))
+        for a, s in rows.groupby("augmentation", sort=False)["submission"].unique().items()
+    }
+    range_by_aug = {
+        str(a): (int(g.min()), int(g.max())) for a, g in layered.groupby("augmentation", sort=False)["index"]
+    }
+    traces = []
     shown: set[str] = set()
     for aug, (r, c) in zip(augs, cells, strict=True):
-        lay = layered.loc[layered["augmentation"] == aug]
-        lo, hi = (int(lay["index"].min()), int(lay["index"].max())) if not lay.empty else (0, 0)
-        for sub in sorted(set(rows.loc[rows["augmentation"] == aug, "submission"])):
+        axes = _axes(r, c)
+        lo, hi = range_by_aug.get(aug, (0, 0))
+        for sub in subs_by_aug.get(aug, []):
             label = _name(names, sub)
-            sel = lay.loc[lay["submission"] == sub]
-            if sel.empty:
-                val = last.loc[(last["augmentation"] == aug) & (last["submission"] == sub), "value"]
-                if val.empty:
+            stacks = _ordered([k[2] for k in lines if k[0] == aug and k[1] == sub], _STACK_ORDER)
+            if not stacks:
+                if (aug, sub) not in last_value:
                     continue
                 label = f"{label} (single layer)"
-                v = float(val.iloc[0])
+                v = last_value[(aug, sub)]
                 trace = (
                     _line(label, colours[sub], [lo, hi], [v, v], dash="dash", markers=False)
                     if hi > lo
                     else _single_layer_trace(label, colours[sub], v)
                 )
             else:
-                stacks = _ordered(sel["stack"], _STACK_ORDER)
                 for stack in stacks[1:]:  # extra stacks of an encoder-decoder: own traces
-                    part = sel.loc[sel["stack"] == stack].sort_values("index")
-                    fig.add_trace(
-                        _line(
-                            f"{label} ({stack})",
-                            colours[sub],
-                            part["index"],
-                            part["value"],
-                            dash=_STACK_DASH.get(stack),
-                            group=sub,
-                            legend=False,
-                        ),
-                        row=r,
-                        col=c,
+                    points = lines[(aug, sub, stack)]
+                    extra = _line(
+                        f"{label} ({stack})",
+                        colours[sub],
+                        [p[0] for p in points],
+                        [p[1] for p in points],
+                        dash=_STACK_DASH.get(stack),
+                        group=sub,
+                        legend=False,
                     )
-                part = sel.loc[sel["stack"] == stacks[0]].sort_values("index")
+                    traces.append({**extra, **axes})
+                points = lines[(aug, sub, stacks[0])]
                 trace = _line(
-                    label, colours[sub], part["index"], part["value"], dash=_STACK_DASH.get(stacks[0])
+                    label,
+                    colours[sub],
+                    [p[0] for p in points],
+                    [p[1] for p in points],
+                    dash=_STACK_DASH.get(stacks[0]),
                 )
-            trace.update(legendgroup=sub, showlegend=sub not in shown)
+            trace.update(legendgroup=sub, showlegend=sub not in shown, **axes)
             shown.add(sub)
-            fig.add_trace(trace, row=r, col=c)
+            traces.append(trace)
     fig.update_yaxes(range=[0, 1.02])
     fig.update_yaxes(title_text=y_title, col=1)
     fig.update_xaxes(title_text="layer")
-    return _to_dict(fig)
+    return _to_dict(fig, traces)
 
 
 def recall_figure(
@@ -283,11 +316,15 @@ def recall_figure(
     n_pairs = {a: float(n) for a, n in (n_pairs or {}).items() if _is_positive(n)}
     augs = _ordered(rows["augmentation"], _AUGMENTATION_ORDER)
     y_title = "Recall@K (non-trivial, L2)"
+    rows = rows.sort_values("k", kind="mergesort")
+    curve: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
+    for (aug, sub), grp in rows.groupby(["augmentation", "submission"], sort=False):
+        curve[(str(aug), str(sub))] = ([int(k) for k in grp["k"]], [float(v) for v in grp["recall"]])
 
-    def chance(n: float | None, ks: Sequence[int], *, name: str, show: bool) -> go.Scatter | None:
+    def chance(n: float | None, ks: Sequence[int], *, name: str, show: bool) -> dict[str, Any] | None:
         if n is None:
             return None
-        return go.Scatter(
+        return _scatter(
             x=list(ks),
             y=[min(k / n, 1.0) for k in ks],
             mode="lines",
@@ -298,46 +335,125 @@ def recall_figure(
             hovertemplate=f"K = %{{x}}: %{{y:.4f}}<extra>chance (N = {n:g})</extra>",
         )
 
+    traces: list[dict[str, Any]] = []
     if submission is not None:
-        fig = go.Figure()
         for a_i, aug in enumerate(augs):
-            sel = rows.loc[rows["augmentation"] == aug].sort_values("k")
+            ks, recall = curve[(aug, submission)]
             colour = _PALETTE[_order_index(aug, _AUGMENTATION_ORDER, a_i) % len(_PALETTE)]
-            fig.add_trace(_line(aug, colour, sel["k"], sel["recall"], markers=False, x_label="K"))
+            traces.append(_line(aug, colour, ks, recall, markers=False, x_label="K"))
         # One dotted line per distinct N (augmentations usually share it).
         levels = sorted({n_pairs[a] for a in augs if a in n_pairs})
         ks = sorted(set(rows["k"]))
         for n in levels:
             name = "chance K/N" if len(levels) == 1 else f"chance K/N (N = {n:g})"
-            fig.add_trace(chance(n, ks, name=name, show=True))
-        fig.update_layout(height=420, legend=_legend(-0.2), margin={"l": 60, "r": 20, "t": 20, "b": 40})
-        fig.update_xaxes(title_text="K", type="log")
-        fig.update_yaxes(title_text=y_title, range=[0, 1.02])
-        return _to_dict(fig)
+            traces.append(chance(n, ks, name=name, show=True))
+        return _single_panel(traces, x_axis={"title": {"text": "K"}, "type": "log"}, y_title=y_title)
 
     fig, cells = _panels(augs)
     colours = _colours(rows["submission"])
     shown: set[str] = set()
     for aug, (r, c) in zip(augs, cells, strict=True):
-        arows = rows.loc[rows["augmentation"] == aug]
-        for sub in sorted(set(arows["submission"])):
-            sel = arows.loc[arows["submission"] == sub].sort_values("k")
-            trace = _line(
-                _name(names, sub), colours[sub], sel["k"], sel["recall"], markers=False, x_label="K"
-            )
-            trace.update(legendgroup=sub, showlegend=sub not in shown)
+        axes = _axes(r, c)
+        subs = sorted(s for a, s in curve if a == aug)
+        for sub in subs:
+            ks, recall = curve[(aug, sub)]
+            trace = _line(_name(names, sub), colours[sub], ks, recall, markers=False, x_label="K")
+            trace.update(legendgroup=sub, showlegend=sub not in shown, **axes)
             shown.add(sub)
-            fig.add_trace(trace, row=r, col=c)
-        trace = chance(
-            n_pairs.get(aug), sorted(set(arows["k"])), name="chance K/N", show="chance" not in shown
-        )
+            traces.append(trace)
+        aug_ks = sorted({k for sub in subs for k in curve[(aug, sub)][0]})
+        trace = chance(n_pairs.get(aug), aug_ks, name="chance K/N", show="chance" not in shown)
         if trace is not None:
             shown.add("chance")
-            fig.add_trace(trace, row=r, col=c)
+            traces.append({**trace, **axes})
     fig.update_xaxes(title_text="K", type="log")
     fig.update_yaxes(range=[0, 1.02])
     fig.update_yaxes(title_text=y_title, col=1)
-    return _to_dict(fig)
+    return _to_dict(fig, traces)
+
+
+def pairwise_figure(
+    majority: pd.DataFrame,
+    *,
+    wins: pd.DataFrame | None = None,
+    names: Mapping[str, str] | None = None,
+) -> dict[str, Any] | None:
+    """Heatmap of pairwise majorities: +1 where the row model beats the column model, -1 where it loses.
+
+    Parameters
+    ----------
+    majority : pandas.DataFrame
+        Systems x systems matrix of +1 / 0 / -1, as :func:`leaderboard.copeland.pairwise_majority`,
+        with rows and columns in the order to show (the ranking's, best first).
+    wins : pandas.DataFrame, optional
+        Systems x systems weighted criteria won by the row system against the column system
+        (:func:`leaderboard.copeland.pairwise_wins`), shown on hover.
+    names : mapping of str to str, optional
+        Display name per submission id (default: the id).
+
+    Returns
+    -------
+    dict or None
+        The figure (a ``heatmap`` trace, no template), or ``None`` for fewer than two systems. Green is
+        a win, grey a tie, red a loss; the diagonal is empty. Rows run top to bottom in the given order;
+        axis labels are hidden above 40 models (hover shows them).
+    """
+    systems = [str(s) for s in majority.index]
+    if len(systems) < 2:
+        return None
+    names = dict(names or {})
+    labels = [_name(names, s) for s in systems]
+    values = majority.reindex(index=systems, columns=systems).to_numpy(dtype=float)
+    z: list[list[float | None]] = [
+        [None if i == j else float(values[i, j]) for j in range(len(systems))] for i in range(len(systems))
+    ]
+    word = {1.0: "wins against", 0.0: "ties with", -1.0: "loses against"}
+    if wins is not None:
+        w = wins.reindex(index=systems, columns=systems).to_numpy(dtype=float)
+        text = [
+            [
+                ""
+                if i == j
+                else f"{word[values[i, j]]}<br>criteria weight won {w[i, j]:.3g} vs {w[j, i]:.3g}"
+                for j in range(len(systems))
+            ]
+            for i in range(len(systems))
+        ]
+    else:
+        text = [
+            ["" if i == j else word[values[i, j]] for j in range(len(systems))] for i in range(len(systems))
+        ]
+    lose, tie, win = "#d62728", "#bdbdbd", "#2ca02c"
+    trace = {
+        "type": "heatmap",
+        "z": z,
+        "x": labels,
+        "y": labels,
+        "text": text,
+        "zmin": -1,
+        "zmax": 1,
+        "xgap": 1,
+        "ygap": 1,
+        "colorscale": [[0.0, lose], [1 / 3, lose], [1 / 3, tie], [2 / 3, tie], [2 / 3, win], [1.0, win]],
+        "colorbar": {
+            "tickvals": [-2 / 3, 0, 2 / 3],
+            "ticktext": ["loss", "tie", "win"],
+            "thickness": 12,
+            "len": 0.6,
+        },
+        "hovertemplate": "%{y} %{text} %{x}<extra></extra>",
+    }
+    n = len(systems)
+    show = n <= 40
+    size = min(max(320, 22 * n + 200), 1400)
+    axis = {"showticklabels": show, "automargin": True}  # automargin: room for the longest name
+    layout = {
+        "height": size,
+        "margin": {"l": 40, "r": 20, "t": 20, "b": 40},
+        "xaxis": {**axis, "tickangle": -45, "title": {"text": "opponent"}, "side": "bottom"},
+        "yaxis": {**axis, "autorange": "reversed", "title": {"text": "model"}},
+    }
+    return _round({"data": [trace], "layout": layout})
 
 
 def n_pairs_by_augmentation(
@@ -471,7 +587,10 @@ def _select(frame: pd.DataFrame, **equal: str) -> pd.DataFrame:
     for col, val in equal.items():
         if col not in frame.columns:
             raise ValueError(f"expected a column {col!r}; got {list(map(str, frame.columns))}.")
-        mask &= (frame[col].astype(str) == val).to_numpy()
+        column = frame[col]
+        if column.dtype != object and not isinstance(column.dtype, (pd.CategoricalDtype, pd.StringDtype)):
+            column = column.astype(str)  # e.g. an integer layer column read without dtypes
+        mask &= (column == val).to_numpy(dtype=bool)
     return frame.loc[mask]
 
 
@@ -529,6 +648,18 @@ def _panels(augs: Sequence[str]) -> tuple[go.Figure, list[tuple[int, int]]]:
     return fig, cells[: len(augs)]
 
 
+def _axes(row: int, col: int) -> dict[str, str]:
+    """Axis references of the panel at (row, col) of :func:`_panels` (``make_subplots`` numbers row-major)."""
+    index = (row - 1) * _PANEL_COLS + col  # rows > 1 only when there are more than _PANEL_COLS panels
+    suffix = "" if index == 1 else str(index)
+    return {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
+
+
+def _scatter(**props: Any) -> dict[str, Any]:
+    """Return a scatter trace as plotly's JSON (``None`` properties left out, as ``go.Scatter`` does)."""
+    return {"type": "scatter", **{k: v for k, v in props.items() if v is not None}}
+
+
 def _line(
     name: str,
     colour: str,
@@ -540,8 +671,8 @@ def _line(
     group: str | None = None,
     legend: bool = True,
     x_label: str = "layer",
-) -> go.Scatter:
-    return go.Scatter(
+) -> dict[str, Any]:
+    return _scatter(
         x=[int(v) for v in x],
         y=[float(v) for v in y],
         mode="lines+markers" if markers else "lines",
@@ -554,8 +685,8 @@ def _line(
     )
 
 
-def _single_layer_trace(name: str, colour: str, value: float) -> go.Scatter:
-    return go.Scatter(
+def _single_layer_trace(name: str, colour: str, value: float) -> dict[str, Any]:
+    return _scatter(
         x=[0],
         y=[value],
         mode="markers",
@@ -565,14 +696,41 @@ def _single_layer_trace(name: str, colour: str, value: float) -> go.Scatter:
     )
 
 
-def _to_dict(fig: go.Figure) -> dict[str, Any]:
-    raw = fig.to_plotly_json()
-    layout = dict(raw.get("layout", {}))
+def _single_panel(
+    traces: Sequence[Mapping[str, Any]], *, x_axis: dict[str, Any], y_title: str
+) -> dict[str, Any]:
+    """Return a one-panel figure, its layout as ``go.Figure().update_layout(...)`` would give it."""
+    layout = {
+        "height": 420,
+        "legend": _legend(-0.2),
+        "margin": {"l": 60, "r": 20, "t": 20, "b": 40},
+        "xaxis": x_axis,
+        "yaxis": {"title": {"text": y_title}, "range": [0, 1.02]},
+    }
+    return _round({"data": [dict(t) for t in traces], "layout": layout})
+
+
+def _to_dict(fig: go.Figure, traces: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Return the figure's layout (from ``fig``, without its template) with the given traces."""
+    layout = dict(fig.to_plotly_json().get("layout", {}))
     layout.pop("template", None)  # plots.js supplies the light or dark template
-    return _round({"data": list(raw.get("data", [])), "layout": layout})
+    return _round({"data": [dict(t) for t in traces], "layout": layout})
 
 
 def _round(value: Any) -> Any:
+    """Return ``value`` with every float rounded to :data:`FLOAT_DIGITS` (NaN/inf -> None), as plain JSON."""
+    kind = type(value)
+    if kind is float:
+        if not math.isfinite(value):
+            return None
+        v = round(value, FLOAT_DIGITS)
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v
+    if kind is str or kind is int or value is None:
+        return value
+    if kind is list:
+        return [_round(v) for v in value]
+    if kind is dict:
+        return {str(k): _round(v) for k, v in value.items()}
     if isinstance(value, Mapping):
         return {str(k): _round(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -582,9 +740,5 @@ def _round(value: Any) -> Any:
     if isinstance(value, (int, np.integer)):
         return int(value)
     if isinstance(value, (float, np.floating)):
-        v = float(value)
-        if not math.isfinite(v):
-            return None
-        v = round(v, FLOAT_DIGITS)
-        return int(v) if v.is_integer() and abs(v) < 2**53 else v
+        return _round(float(value))
     return value

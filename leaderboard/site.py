@@ -3,38 +3,57 @@
 The site is built in two steps so that it can always be rebuilt from git alone:
 
 1. :func:`write_exports` turns what the store returns (results in long format, one record per
-   MLflow run, manifest metadata, Recall@K curves in long format) into the files under
-   ``site/data/``: ``results.csv``, ``results.json``, ``runs.json``, ``submissions.json`` and
-   ``recall_at_k.csv``.
-2. :func:`generate_pages` reads **only** those files and writes the Markdown pages
-   (``index.md``, ``amore.md``, ``methodology.md``, ``downloads.md``, ``submissions/index.md``
-   and one ``submissions/<id>.md`` per submission) with their figures (layer-wise Acc@1 and
-   Recall@K, built by :mod:`leaderboard.plots`, as JSON under ``site/data/plots/``).
+   MLflow run, manifest metadata, Recall@K curves in long format, per-molecule ranks) into the
+   files under ``site/data/``: ``results.csv``, ``results.json``, ``runs.json``,
+   ``submissions.json``, ``recall_at_k.csv`` and ``item_ranks.csv``.
+2. :func:`generate_pages` reads **only** those files (plus the committed ``submissions/`` for the
+   "How to submit" page, and, optionally, local data set files for the failure explorer's
+   drawings) and writes the derived data files ``rank_intervals.json``, ``rules.csv`` and
+   ``pairwise.csv`` and the Markdown pages (``index.md``, ``amore.md``, ``methodology.md``,
+   ``how-to-submit.md``, ``security.md``, ``downloads.md``, ``submissions/index.md`` and one
+   ``submissions/<id>.md`` per submission) with their figures (layer-wise Acc@1, Recall@K and the
+   pairwise heatmap, built by :mod:`leaderboard.plots`, as JSON under ``site/data/plots/``) and
+   molecule drawings (:mod:`leaderboard.molecules`, SVG under ``site/data/molecules/``).
    :func:`build_site` then runs ``mkdocs build --strict``.
 
 Figures are drawn in the browser by the hand-written ``site/javascripts/plots.js`` with the
-plotly.js bundled in the pinned plotly package, copied to ``site/javascripts/vendor/`` (no CDN).
+plotly.js bundled in the pinned plotly package, copied to ``site/javascripts/vendor/`` (no CDN);
+tables are made sortable by ``site/javascripts/tables.js`` with the vendored tablesort.
 
 The overall ranking is Vote'n'Rank's Copeland rule (wins - losses over pairwise weighted
 majorities) over the headline criteria: AMORE Acc@1 on non-trivial pairs, last layer, L2
-distance, original-to-augmented direction, one criterion per (dataset, augmentation).
+distance, original-to-augmented direction, one criterion per (dataset, augmentation). Beside it:
+the other rules of :mod:`leaderboard.ranking` with the rank changes, and bootstrap rank intervals
+and inseparable groups (:mod:`leaderboard.uncertainty`, resampling the molecules of
+``item_ranks.csv``; seed 0, 1,000 replicates, 90 %).
 
 Invariants
 ----------
 - Every generated page starts with :data:`GENERATED_HEADER`; pages are never edited by hand.
-- Output is deterministic: the same ``site/data/`` gives byte-identical pages, and the same
+- Output is deterministic: the same ``site/data/`` (and the same local data set files, which only
+  add drawings to the failure explorer) gives byte-identical pages and derived files, and the same
   inputs give byte-identical exports (rows and records sorted, JSON keys in fixed order).
-- No network, no mlflow, no docker: the store hands over plain DataFrames and dicts.
+- No network, no mlflow, no docker: the store hands over plain DataFrames and dicts. A data set
+  that is not available locally is never downloaded: its failure explorer shows ids and ranks.
+- Scale: every per-submission view reads a pre-split slice of the data (one ``groupby`` per
+  file), and the large "every number" tables are written as raw HTML excluded from the search
+  index, so 100 submissions generate and build in seconds (``python -m leaderboard.bench_ranking
+  --site``).
 
 Side effects
 ------------
 - :func:`write_exports` creates ``<site_dir>/data/`` and overwrites the four files in it, and
-  ``recall_at_k.csv`` when curves are given.
+  ``recall_at_k.csv`` / ``item_ranks.csv`` when curves / item ranks are given.
 - :func:`generate_pages` overwrites the generated pages under ``<site_dir>`` and deletes stale
   generated pages in ``<site_dir>/submissions/`` (only files that start with
-  :data:`GENERATED_HEADER`; hand-written files are left alone). It rewrites the figure files in
-  ``<site_dir>/data/plots/`` (deleting the ``*.json`` there it did not write) and copies
-  ``plotly.min.js`` to ``<site_dir>/javascripts/vendor/`` (a git-ignored build artefact).
+  :data:`GENERATED_HEADER`; hand-written files are left alone). It writes
+  ``rank_intervals.json``, ``rules.csv`` and ``pairwise.csv`` in ``<site_dir>/data/`` (deleting
+  them when there is nothing to rank), rewrites the figure files in ``<site_dir>/data/plots/``
+  (deleting the ``*.json`` there it did not write) and the drawings in
+  ``<site_dir>/data/molecules/`` (same), and copies ``plotly.min.js`` to
+  ``<site_dir>/javascripts/vendor/`` (git-ignored build artefacts). With a ``cache_dir`` it reads
+  and writes the bootstrap cache there; with a ``state_dir`` it may build the embedded data set
+  into ``<state_dir>/data/`` (:mod:`leaderboard.molecules`).
 - :func:`build_site` runs ``python -m mkdocs build`` in a subprocess, which replaces the
   ``public/`` folder next to ``mkdocs.yml``.
 
@@ -58,27 +77,34 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cached_property
 from pathlib import Path, PurePath
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from leaderboard.copeland import condorcet_winner, copeland_ranking
+from leaderboard.copeland import condorcet_winner, copeland_ranking, pairwise_majority, pairwise_wins
 from leaderboard.criteria import criteria_table
 from leaderboard.plots import (
     PLOTS_DIR,
     figure_html,
     layerwise_figure,
     n_pairs_by_augmentation,
+    pairwise_figure,
     parse_layer,
     recall_figure,
     vendor_plotly_js,
 )
+from leaderboard.plots import SETTING as PLOT_SETTING
+from leaderboard.ranking import RULE_LABELS, compare_rules
+from leaderboard.uncertainty import cached_rank_intervals, item_values_from_ranks, rank_intervals
 
 __all__ = [
+    "BOOTSTRAP",
     "GENERATED_HEADER",
     "HEADLINE",
+    "ITEM_RANK_COLUMNS",
     "RECALL_COLUMNS",
     "RESULT_COLUMNS",
     "RUN_KEYS",
@@ -87,6 +113,7 @@ __all__ = [
     "build_site",
     "generate_pages",
     "read_curves",
+    "read_item_ranks",
     "read_results",
     "reproduce_command",
     "write_exports",
@@ -124,6 +151,24 @@ RECALL_COLUMNS: tuple[str, ...] = (
     "recall",
 )
 _CURVE_KEY_COLUMNS: tuple[str, ...] = RECALL_COLUMNS[:-2]
+
+#: Columns of ``site/data/item_ranks.csv`` (one row per molecule: the rank its true partner got in the
+#: headline setting, last layer), in order; as ``ResultStore.export_item_ranks`` returns them.
+ITEM_RANK_COLUMNS: tuple[str, ...] = (
+    "submission",
+    "track",
+    "dataset",
+    "augmentation",
+    "distance",
+    "direction",
+    "id",
+    "status",
+    "rank",
+)
+_ITEM_KEY_COLUMNS: tuple[str, ...] = ITEM_RANK_COLUMNS[:-2]
+
+#: Parameters of the bootstrap rank intervals on the overview (:mod:`leaderboard.uncertainty`).
+BOOTSTRAP: Mapping[str, Any] = {"seed": 0, "n_boot": 1000, "level": 0.9}
 
 #: Keys of each ``site/data/runs.json`` record (one per MLflow run), in order.
 RUN_KEYS: tuple[str, ...] = (
@@ -221,7 +266,31 @@ _DATA_FILES = {
     "runs.json": "One record per MLflow run: status, failure reason and provenance.",
     "submissions.json": "Manifest metadata of every submission (the model cards).",
     "recall_at_k.csv": "Recall@K curves (K = 1…100, last layer), long format (one row per K).",
+    "item_ranks.csv": (
+        "Per-molecule rank of the true partner (last layer, L2, original → augmented), one row per "
+        "submission, data set, augmentation and molecule: what the bootstrap resamples and the "
+        "failure explorer shows."
+    ),
+    "rank_intervals.json": (
+        "Copeland score and rank, 90 % bootstrap rank interval, median bootstrap rank and group of "
+        "every ranked model, with the bootstrap's parameters."
+    ),
+    "rules.csv": (
+        "Score and rank of every model under every ranking rule, the rank change against Copeland "
+        "and the Condorcet winner."
+    ),
+    "pairwise.csv": (
+        "The pairwise majorities of the heatmap: +1 where the row model beats the column model on "
+        "the weighted majority of criteria, −1 where it loses, 0 for a tie."
+    ),
+    "security.json": "The adversarial suite's attacks and their outcomes (the Security model page).",
 }
+#: Data files that generate_pages derives from the exports (rewritten, or deleted when empty).
+_DERIVED_FILES = ("rank_intervals.json", "rules.csv", "pairwise.csv")
+
+#: Failure explorer: molecules listed per submission and data set, and how many of them are drawn.
+_FAILURES_LISTED = 10
+_FAILURES_DRAWN = 5
 
 _NO_VALUE = "—"
 _REASON_MAX_CHARS = 300
@@ -242,6 +311,7 @@ def write_exports(
     submissions: list[dict[str, Any]],
     site_dir: Path,
     curves: pd.DataFrame | None = None,
+    item_ranks: pd.DataFrame | None = None,
 ) -> None:
     """Write the site's data files under ``<site_dir>/data/``.
 
@@ -264,24 +334,31 @@ def write_exports(
         Recall@K curves in long format with the columns :data:`RECALL_COLUMNS` (extra columns
         are dropped; ``k`` a positive integer, ``recall`` numeric, NaN allowed), as returned by
         ``ResultStore.export_curves``. When omitted, ``recall_at_k.csv`` is left as it is.
+    item_ranks : pandas.DataFrame, optional
+        Per-molecule ranks with the columns :data:`ITEM_RANK_COLUMNS` (extra columns are dropped;
+        ``rank`` a number >= 1, a tie giving a fractional rank such as 1.5), as returned by
+        ``ResultStore.export_item_ranks``. When omitted, ``item_ranks.csv`` is left as it is.
 
     Raises
     ------
     ValueError
-        If a required column is missing, a value is not numeric, a results or curve key repeats,
-        a submission id is not a slug or repeats, or a run status is not FINISHED/FAILED.
+        If a required column is missing, a value is not numeric, a results, curve or item key
+        repeats, a submission id is not a slug or repeats, a rank is below 1, or a run status is
+        not FINISHED/FAILED.
 
     Notes
     -----
     Writes ``results.csv`` and ``results.json`` (rows sorted by all key columns),
     ``runs.json`` (sorted by submission, track, dataset, started_at, run_id),
     ``submissions.json`` (sorted by id) and, when given, ``recall_at_k.csv`` (sorted by the key
-    columns, then ``k`` numerically), all UTF-8 with Unix line endings.
+    columns, then ``k`` numerically) and ``item_ranks.csv`` (sorted by the key columns, ranks
+    written as ``1``, ``1.5``, ``37``), all UTF-8 with Unix line endings.
     """
     res = _normalise_results(results)
     run_records = _normalise_runs(runs)
     sub_records = _normalise_submissions(submissions)
     curve_rows = _normalise_curves(curves) if curves is not None else None
+    item_rows = _normalise_item_ranks(item_ranks) if item_ranks is not None else None
 
     data_dir = Path(site_dir) / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
@@ -294,7 +371,9 @@ def write_exports(
     _write_json(data_dir / "runs.json", run_records)
     _write_json(data_dir / "submissions.json", sub_records)
     if curve_rows is not None:
-        curve_rows.to_csv(data_dir / "recall_at_k.csv", index=False, lineterminator="\n")
+        _write_csv(curve_rows, data_dir / "recall_at_k.csv")
+    if item_rows is not None:
+        _write_csv(item_rows, data_dir / "item_ranks.csv")
 
 
 def read_results(site_dir: Path) -> pd.DataFrame:
@@ -348,21 +427,163 @@ def read_curves(site_dir: Path) -> pd.DataFrame:
     path = Path(site_dir) / "data" / "recall_at_k.csv"
     if not path.is_file():
         return _empty_curves()
-    frame = pd.read_csv(
-        path,
-        dtype={c: str for c in _CURVE_KEY_COLUMNS},
-        keep_default_na=False,
-        na_values={"recall": [""]},
-    )
-    missing = [c for c in RECALL_COLUMNS if c not in frame.columns]
+    frame = _read_csv(path, RECALL_COLUMNS, text=_CURVE_KEY_COLUMNS, ints=("k",), floats=("recall",))
+    for col in _CURVE_KEY_COLUMNS:
+        frame[col] = frame[col].astype(str)
+    return frame
+
+
+def _read_csv(
+    path: Path,
+    columns: Sequence[str],
+    *,
+    text: Sequence[str] = (),
+    categories: Sequence[str] = (),
+    ints: Sequence[str] = (),
+    floats: Sequence[str] = (),
+) -> pd.DataFrame:
+    """Read one of the long data files with pyarrow (fast on millions of rows); empty float cells are NaN.
+
+    ``text`` columns stay strings, ``categories`` become categoricals of ``str``, ``ints`` / ``floats``
+    numbers. Raises ``ValueError`` naming the file when a column is missing or a value does not parse.
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    types = {c: pa.string() for c in text}
+    types |= {c: pa.dictionary(pa.int32(), pa.string()) for c in categories}
+    types |= {c: pa.int64() for c in ints} | {c: pa.float64() for c in floats}
+    try:
+        with path.open(encoding="utf-8") as handle:
+            header = handle.readline().rstrip("\r\n")
+        names = [h.strip('"') for h in header.split(",")]
+        missing = [c for c in columns if c not in names]
+        if missing:
+            raise ValueError(
+                f"{path}: missing columns {missing}. Regenerate it with leaderboard.site.write_exports."
+            )
+        table = pa_csv.read_csv(
+            path,
+            convert_options=pa_csv.ConvertOptions(
+                column_types=types, include_columns=list(columns), strings_can_be_null=False
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        raise ValueError(f"{path}: not a valid data file ({exc}). Regenerate it with write_exports.") from exc
+    frame = table.to_pandas()
+    for col in floats:
+        frame[col] = frame[col].astype(float)
+    for col in categories:
+        if not isinstance(frame[col].dtype, pd.CategoricalDtype):
+            frame[col] = frame[col].astype(str).astype("category")
+    return frame.loc[:, list(columns)]
+
+
+def read_item_ranks(site_dir: Path) -> pd.DataFrame:
+    """Read ``<site_dir>/data/item_ranks.csv`` back into a DataFrame.
+
+    Parameters
+    ----------
+    site_dir : pathlib.Path
+        The MkDocs ``docs_dir`` (``site/``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns :data:`ITEM_RANK_COLUMNS`; the string columns as ``category`` (of ``str``), ``rank``
+        as ``float``. Empty when the file does not exist.
+
+    Raises
+    ------
+    ValueError
+        If a column is missing or a rank is not a number >= 1.
+    """
+    path = Path(site_dir) / "data" / "item_ranks.csv"
+    if not path.is_file():
+        return _empty_item_ranks()
+    frame = _read_csv(path, ITEM_RANK_COLUMNS, categories=ITEM_RANK_COLUMNS[:-1], floats=("rank",))
+    if not (frame["rank"].to_numpy() >= 1.0).all():
+        raise ValueError(f"{path}: column 'rank' must hold numbers >= 1. Regenerate it with write_exports.")
+    return frame
+
+
+def _empty_item_ranks() -> pd.DataFrame:
+    frame = pd.DataFrame({c: pd.Series(dtype="category") for c in ITEM_RANK_COLUMNS[:-1]})
+    frame["rank"] = pd.Series(dtype=float)
+    return frame
+
+
+def _normalise_item_ranks(ranks: pd.DataFrame) -> pd.DataFrame:
+    if not isinstance(ranks, pd.DataFrame):
+        raise TypeError(f"item_ranks must be a pandas DataFrame, got {type(ranks).__name__}.")
+    if ranks.empty and not set(ITEM_RANK_COLUMNS) <= set(ranks.columns):
+        return _empty_item_ranks()
+    missing = [c for c in ITEM_RANK_COLUMNS if c not in ranks.columns]
     if missing:
         raise ValueError(
-            f"{path}: missing columns {missing}. Regenerate it with leaderboard.site.write_exports."
+            f"item_ranks: missing columns {missing}; got {list(map(str, ranks.columns))}. "
+            f"Pass the rows of ResultStore.export_item_ranks() ({list(ITEM_RANK_COLUMNS)})."
         )
-    frame = frame.loc[:, list(RECALL_COLUMNS)]
-    frame["k"] = pd.to_numeric(frame["k"], errors="raise").astype(int)
-    frame["recall"] = pd.to_numeric(frame["recall"], errors="raise").astype(float)
-    return frame
+    frame = pd.DataFrame(index=pd.RangeIndex(len(ranks)))
+    for col in ITEM_RANK_COLUMNS[:-1]:
+        column = ranks[col].reset_index(drop=True)
+        if column.isna().any():
+            raise ValueError(f"item_ranks: column {col!r} has empty values. Every key column must be filled.")
+        frame[col] = _categorical(column)
+    try:
+        rank = pd.to_numeric(ranks["rank"], errors="raise").to_numpy(dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"item_ranks: column 'rank' must be numeric: {exc}") from exc
+    if not (rank >= 1.0).all():
+        raise ValueError(
+            "item_ranks: column 'rank' must hold numbers >= 1 (1 = the true partner ranked first); "
+            "NaN is not allowed."
+        )
+    frame["rank"] = rank
+    for sub in frame["submission"].cat.categories:
+        _check_slug(sub, "item_ranks: column 'submission'")
+    return _sort_unique(
+        frame,
+        _ITEM_KEY_COLUMNS,
+        what="item_ranks",
+        key_name="(submission, track, dataset, augmentation, distance, direction, id)",
+    )
+
+
+def _write_csv(frame: pd.DataFrame, path: Path) -> None:
+    """Write a long table as CSV with pyarrow (fast on millions of rows), Unix line ends.
+
+    Categorical columns go in as dictionary arrays, numbers as shortest round-trip text (``1``, ``1.5``,
+    ``0.123456``). Text values are unquoted (as pandas writes them); when a value holds a comma, quote or
+    line break, every text cell is quoted (still a valid CSV, read back the same).
+    """
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    arrays = {}
+    plain = True
+    for col in frame.columns:
+        column = frame[col]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            values = [str(v) for v in column.cat.categories]
+            arrays[col] = pa.DictionaryArray.from_arrays(
+                column.cat.codes.to_numpy().astype(np.int32), pa.array(values, type=pa.string())
+            )
+        elif column.dtype.kind in "iu":
+            arrays[col] = pa.array(column.to_numpy(dtype=np.int64), type=pa.int64())
+        elif column.dtype.kind == "f":
+            arrays[col] = pa.array(
+                column.to_numpy(dtype=float), type=pa.float64(), from_pandas=True
+            )  # NaN: empty
+        else:
+            values = [str(v) for v in column.unique()]
+            arrays[col] = pa.array(column.astype(str).to_numpy(dtype=object), type=pa.string())
+        if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype.kind not in "iuf":
+            plain = plain and not any(ch in v for v in values for ch in (",", '"', "\r", "\n"))
+    options = pa_csv.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
+    with Path(path).open("wb") as handle:
+        handle.write((",".join(map(str, frame.columns)) + "\n").encode())
+        pa_csv.write_csv(pa.table(arrays), handle, write_options=options)
 
 
 def _empty_curves() -> pd.DataFrame:
@@ -383,11 +604,14 @@ def _normalise_curves(curves: pd.DataFrame) -> pd.DataFrame:
             f"curves: missing columns {missing}; got {list(map(str, curves.columns))}. "
             f"The long format needs {list(RECALL_COLUMNS)}."
         )
-    frame = curves.loc[:, list(RECALL_COLUMNS)].copy()
+    frame = pd.DataFrame(index=pd.RangeIndex(len(curves)))
     for col in _CURVE_KEY_COLUMNS:
-        if frame[col].isna().any():
+        column = curves[col].reset_index(drop=True)
+        if column.isna().any():
             raise ValueError(f"curves: column {col!r} has empty values. Every key column must be filled.")
-        frame[col] = frame[col].astype(str)
+        frame[col] = _categorical(column)
+    frame["k"] = curves["k"].to_numpy()
+    frame["recall"] = curves["recall"].to_numpy()
     try:
         k = pd.to_numeric(frame["k"], errors="raise").astype(float)
         frame["recall"] = pd.to_numeric(frame["recall"], errors="raise").astype(float)
@@ -396,17 +620,48 @@ def _normalise_curves(curves: pd.DataFrame) -> pd.DataFrame:
     if len(k) and not ((k >= 1) & (k == k.round())).all():
         raise ValueError("curves: column 'k' must hold positive integers (K of Recall@K).")
     frame["k"] = k.astype(int)
-    for sub in frame["submission"].unique():
+    for sub in frame["submission"].cat.categories:
         _check_slug(sub, "curves: column 'submission'")
-    keys = [*_CURVE_KEY_COLUMNS, "k"]
-    dup = frame.duplicated(subset=keys, keep=False)
-    if dup.any():
-        first = frame.loc[dup, keys].iloc[0].to_dict()
-        raise ValueError(
-            f"curves: {int(dup.sum())} rows repeat a key, e.g. {first}. Each (submission, ..., k) "
-            "key must appear once; drop stale runs first."
-        )
-    return frame.sort_values(keys, kind="mergesort").reset_index(drop=True)
+    return _sort_unique(frame, [*_CURVE_KEY_COLUMNS, "k"], what="curves", key_name="(submission, ..., k)")
+
+
+def _categorical(column: pd.Series) -> pd.Series:
+    """Return the column as a categorical of ``str`` with sorted categories (no unused ones)."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and all(
+        isinstance(c, str) for c in column.cat.categories
+    ):
+        column = column.cat.remove_unused_categories()
+        return column.cat.reorder_categories(sorted(column.cat.categories))
+    return column.astype(str).astype("category")
+
+
+def _sort_unique(frame: pd.DataFrame, keys: Sequence[str], *, what: str, key_name: str) -> pd.DataFrame:
+    """Sort ``frame`` by ``keys`` (categorical columns alphabetically) and reject a repeated key.
+
+    Sorting the categories' integer codes is much faster than sorting strings on millions of rows, and
+    gives the same order as ``sort_values`` on the strings (categories are sorted).
+    """
+    codes = [
+        frame[c].cat.codes.to_numpy()
+        if isinstance(frame[c].dtype, pd.CategoricalDtype)
+        else frame[c].to_numpy()
+        for c in keys
+    ]
+    order = np.lexsort(codes[::-1])
+    frame = frame.iloc[order].reset_index(drop=True)
+    if len(frame) > 1:
+        same = np.ones(len(frame) - 1, dtype=bool)
+        for c in codes:
+            sorted_c = c[order]
+            same &= sorted_c[1:] == sorted_c[:-1]
+        if same.any():
+            first = int(np.flatnonzero(same)[0])
+            example = {c: _jsonable(frame[c].iloc[first]) for c in keys}
+            raise ValueError(
+                f"{what}: {int(same.sum())} rows repeat a key, e.g. {example}. Each {key_name} key must "
+                "appear once; drop stale runs first."
+            )
+    return frame
 
 
 def _empty_results() -> pd.DataFrame:
@@ -602,25 +857,69 @@ class _Ranking:
     n_criteria: int
     weights: pd.Series
     condorcet: str | None
+    table: pd.DataFrame = field(default_factory=pd.DataFrame)  # oriented criteria table (Copeland's input)
+
+    @cached_property
+    def rules(self) -> pd.DataFrame | None:
+        """Every rule of :data:`leaderboard.ranking.RULES` side by side (``None`` without results)."""
+        if self.copeland.empty:
+            return None
+        return compare_rules(self.table, self.weights).reindex(self.copeland.index)
+
+    @cached_property
+    def pairwise(self) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+        """Pairwise majorities and weighted wins in Copeland order (``None`` below two systems)."""
+        if len(self.copeland) < 2:
+            return None
+        order = list(self.copeland.index)
+        table = self.table.reindex(order)
+        return pairwise_majority(table, self.weights), pairwise_wins(table, self.weights)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _SiteData:
     results: pd.DataFrame
     runs: list[dict[str, Any]]
     submissions: dict[str, dict[str, Any]]
-    files: tuple[str, ...]  # data files present, for the download links
     curves: pd.DataFrame  # Recall@K curves, long format (empty when not exported)
+    item_ranks: pd.DataFrame  # per-molecule ranks, long format (empty when not exported)
+    files: tuple[str, ...] = ()  # data files present, for the download links (set once derived files exist)
+    intervals: pd.DataFrame | None = None  # bootstrap rank intervals (None: not computable)
+    interval_note: str = ""  # why there are no intervals
     ranking: _Ranking = field(init=False)
+    ids: list[str] = field(init=False)
+    by_submission: dict[str, pd.DataFrame] = field(init=False)
+    plotted_curves: pd.DataFrame = field(init=False)  # the curves the figures draw (last layer, SETTING)
+    curves_by_submission: dict[str, pd.DataFrame] = field(init=False)
+    layer_rows: dict[tuple[str, str], pd.DataFrame] = field(init=False)  # (submission, dataset) -> Acc@1 rows
+    items_by_submission: dict[str, pd.DataFrame] = field(init=False)
+    runs_by_submission: dict[str, list[dict[str, Any]]] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "ranking", _rank(self.results))
-
-    @property
-    def ids(self) -> list[str]:
-        """Every submission id seen in the manifests, results or runs, sorted."""
-        ids = set(self.submissions) | set(self.results["submission"]) | {r["submission"] for r in self.runs}
-        return sorted(ids)
+        self.ranking = _rank(self.results)
+        # Every per-submission view reads its own slice: split each frame once, not once per page.
+        self.by_submission = _split(self.results)
+        self.plotted_curves = (
+            _select(self.curves, layer="last", **PLOT_SETTING) if not self.curves.empty else self.curves
+        )
+        self.curves_by_submission = _split(self.plotted_curves)
+        acc = _select(
+            self.results,
+            track=HEADLINE["track"],
+            metric="acc_at_1",
+            subset=HEADLINE["subset"],
+            distance=HEADLINE["distance"],
+            direction=HEADLINE["direction"],
+        )
+        self.layer_rows = {
+            (str(s), str(d)): g
+            for (s, d), g in acc.groupby(["submission", "dataset"], sort=True, observed=True)
+        }
+        self.items_by_submission = _split(self.item_ranks)
+        self.runs_by_submission = {}
+        for run in self.runs:
+            self.runs_by_submission.setdefault(run["submission"], []).append(run)
+        self.ids = sorted(set(self.submissions) | set(self.by_submission) | set(self.runs_by_submission))
 
     def name(self, sub_id: str) -> str:
         """Display name of a submission (its id when the manifest has none)."""
@@ -630,6 +929,13 @@ class _SiteData:
     def failures(self) -> list[dict[str, Any]]:
         """Return the runs whose latest attempt for (submission, track, dataset) failed."""
         return [r for r in _latest_runs(self.runs) if r["status"] == "FAILED"]
+
+
+def _split(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Rows of ``frame`` per submission (one ``groupby``; categorical keys become ``str``)."""
+    if frame.empty:
+        return {}
+    return {str(s): grp for s, grp in frame.groupby("submission", sort=True, observed=True)}
 
 
 def _load(site_dir: Path) -> _SiteData:
@@ -659,8 +965,10 @@ def _load(site_dir: Path) -> _SiteData:
     curves = read_curves(site_dir)
     for sub_id in curves["submission"].unique():
         _check_slug(sub_id, f"{data_dir / 'recall_at_k.csv'}: column 'submission'")
-    files = tuple(name for name in _DATA_FILES if (data_dir / name).is_file())
-    return _SiteData(results=results, runs=runs, submissions=subs, files=files, curves=curves)
+    item_ranks = read_item_ranks(site_dir)
+    for sub_id in item_ranks["submission"].cat.categories:
+        _check_slug(str(sub_id), f"{data_dir / 'item_ranks.csv'}: column 'submission'")
+    return _SiteData(results=results, runs=runs, submissions=subs, curves=curves, item_ranks=item_ranks)
 
 
 def _read_json_list(path: Path) -> list[dict[str, Any]]:
@@ -709,7 +1017,90 @@ def _rank(results: pd.DataFrame) -> _Ranking:
     winner = condorcet_winner(table, weights) if len(table) > 1 else None
     headline = rows.pivot(index="submission", columns="criterion", values="value")
     headline = headline.reindex(columns=_criterion_order(list(headline.columns)))
-    return _Ranking(copeland, headline, table.shape[1], weights, winner)
+    return _Ranking(copeland, headline, table.shape[1], weights, winner, table)
+
+
+def _intervals(data: _SiteData, cache_dir: Path | None) -> tuple[pd.DataFrame | None, str]:
+    """Bootstrap rank intervals of the Copeland ranking from ``item_ranks.csv``, or why there are none.
+
+    The items are the headline setting's (Acc@1 on non-trivial pairs), restricted to the ranked models
+    and the ranking's criteria, with the ranking's weights. Intervals are shown only when every ranked
+    model has per-molecule ranks (a bootstrap over a subset would rank among that subset). Each interval
+    is widened, if needed, to contain the rank shown on the overview (computed from ``results.csv``; the
+    two agree unless the files are out of step).
+    """
+    rk = data.ranking
+    if rk.copeland.empty:
+        return None, ""
+    if data.item_ranks.empty:
+        return None, (
+            "Rank intervals need the per-molecule ranks (`item_ranks.csv`), which are not exported yet."
+        )
+    ranked = [str(s) for s in rk.copeland.index]
+    items = item_values_from_ranks(data.item_ranks)
+    items = items.loc[items["submission"].isin(ranked) & items["criterion"].isin(list(rk.table.columns))]
+    missing = sorted(set(ranked) - {str(s) for s in items["submission"].unique()})
+    if missing:
+        names = ", ".join(data.name(s) for s in missing)
+        return None, f"Rank intervals need per-molecule ranks of every ranked model; missing for {names}."
+    criteria = sorted({str(c) for c in items["criterion"].unique()})
+    weights = rk.weights.reindex(criteria)
+    params = {k: BOOTSTRAP[k] for k in ("seed", "n_boot", "level")}
+    if cache_dir is not None:
+        frame = cached_rank_intervals(items, weights=weights, cache_dir=Path(cache_dir), **params)
+    else:
+        frame = rank_intervals(items, weights=weights, **params)
+    frame = frame.reindex(rk.copeland.index)
+    shown = rk.copeland["rank"].astype(int)
+    frame["rank_lo"] = np.minimum(frame["rank_lo"].astype(int), shown)
+    frame["rank_hi"] = np.maximum(frame["rank_hi"].astype(int), shown)
+    return frame, ""
+
+
+def _write_derived(data: _SiteData, site_dir: Path) -> None:
+    """Write (or delete) ``rank_intervals.json``, ``rules.csv`` and ``pairwise.csv``."""
+    data_dir = Path(site_dir) / "data"
+    rk = data.ranking
+    written: set[str] = set()
+    if not rk.copeland.empty:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        rules = rk.rules
+        if rules is not None:
+            out = rules.copy()
+            out.insert(0, "name", [data.name(str(s)) for s in out.index])
+            out.index.name = "submission"
+            out.to_csv(data_dir / "rules.csv", lineterminator="\n", float_format="%.9g")
+            written.add("rules.csv")
+        pair = rk.pairwise
+        if pair is not None:
+            majority = pair[0].copy()
+            majority.index.name = "submission"
+            majority.to_csv(data_dir / "pairwise.csv", lineterminator="\n")
+            written.add("pairwise.csv")
+    if data.intervals is not None:
+        systems = [
+            {
+                "submission": str(s),
+                "name": data.name(str(s)),
+                **{c: (float(v) if c == "rank_median" else int(v)) for c, v in row.items()},
+            }
+            for s, row in data.intervals.iterrows()
+        ]
+        payload = {
+            "method": (
+                "Paired bootstrap over molecules within each data set, re-ranked with Copeland; "
+                "percentile interval of the bootstrap ranks; groups are tiers of models that cannot be "
+                "separated (leaderboard/uncertainty.py)."
+            ),
+            "setting": dict(HEADLINE),
+            **{k: BOOTSTRAP[k] for k in ("seed", "n_boot", "level")},
+            "systems": systems,
+        }
+        _write_json(data_dir / "rank_intervals.json", payload)
+        written.add("rank_intervals.json")
+    for name in _DERIVED_FILES:
+        if name not in written and (data_dir / name).is_file():
+            (data_dir / name).unlink()
 
 
 # --------------------------------------------------------------------------------------------
@@ -717,14 +1108,31 @@ def _rank(results: pd.DataFrame) -> _Ranking:
 # --------------------------------------------------------------------------------------------
 
 
-def generate_pages(site_dir: Path) -> list[Path]:
+def generate_pages(
+    site_dir: Path,
+    *,
+    repo_root: Path | None = None,
+    state_dir: Path | None = None,
+    cache_dir: Path | None = None,
+) -> list[Path]:
     """Write the site's Markdown pages from the files in ``<site_dir>/data/``.
 
     Parameters
     ----------
     site_dir : pathlib.Path
         The MkDocs ``docs_dir`` (``site/``). Only ``site/data/results.csv``, ``runs.json``,
-        ``submissions.json`` and ``recall_at_k.csv`` are read; a missing file counts as empty.
+        ``submissions.json``, ``recall_at_k.csv``, ``item_ranks.csv`` and ``security.json`` are
+        read; a missing file counts as empty.
+    repo_root : pathlib.Path, optional
+        The repository (default: the folder above ``site_dir``); the "How to submit" page shows a
+        manifest from its ``submissions/``.
+    state_dir : pathlib.Path, optional
+        The project's state folder. Where given (and where ``CHEMROBUST_DATA_DIR`` names a local
+        mirror), the failure explorer draws the molecules of the data sets available locally
+        (never downloaded); without it, only the mirror is read.
+    cache_dir : pathlib.Path, optional
+        Folder of the bootstrap cache (:func:`leaderboard.uncertainty.cached_rank_intervals`);
+        ``None`` computes the rank intervals afresh.
 
     Returns
     -------
@@ -738,34 +1146,50 @@ def generate_pages(site_dir: Path) -> list[Path]:
 
     Notes
     -----
-    Pages: ``index.md`` (overall Copeland ranking, Condorcet winner, failed runs),
+    Pages: ``index.md`` (Copeland ranking with bootstrap rank intervals and groups, the other
+    rules with rank changes, the pairwise win/loss heatmap, Condorcet winner, failed runs),
     ``amore.md`` (per dataset: headline and per-augmentation tables on both subsets, layer-wise
     Acc@1 and Recall@K figures), ``submissions/index.md`` and ``submissions/<id>.md`` (model
-    card, Acc@1 by layer, the model's figures, every number, provenance, reproduce command),
-    ``methodology.md`` and ``downloads.md``. Stale generated submission pages and figure files
-    are deleted. With no results every page still renders (saying so) and builds under
-    ``--strict``. Figures are written to ``site/data/plots/<id>.json`` and ``plotly.min.js`` is
-    copied from the installed plotly package to ``site/javascripts/vendor/``.
+    card, ranking, Acc@1 by layer, the model's figures, failure explorer, every number,
+    provenance, reproduce command), ``methodology.md``, ``how-to-submit.md``
+    (:func:`leaderboard.howto.how_to_submit_page` when importable), ``security.md``
+    (:func:`leaderboard.security.security_page` when importable) and ``downloads.md``. Stale
+    generated submission pages, figure files and drawings are deleted. With no results every page
+    still renders (saying so) and builds under ``--strict``. Figures are written to
+    ``site/data/plots/<id>.json`` and ``plotly.min.js`` is copied from the installed plotly package
+    to ``site/javascripts/vendor/``.
     """
+    from leaderboard.molecules import Drawings, MoleculeSource
+
     site_dir = Path(site_dir)
+    repo_root = Path(repo_root) if repo_root is not None else site_dir.resolve().parent
     data = _load(site_dir)
+    data.intervals, data.interval_note = _intervals(data, cache_dir)
+    _write_derived(data, site_dir)
+    data.files = tuple(name for name in _DATA_FILES if (site_dir / "data" / name).is_file())
     figures = _Figures(site_dir)
+    explorer = _Explorer(MoleculeSource(state_dir), Drawings(site_dir))
     pages = [
-        _write_page(site_dir / "index.md", _index_page(data)),
+        _write_page(site_dir / "index.md", _index_page(data, figures)),
         _write_page(site_dir / "amore.md", _amore_page(data, figures)),
         _write_page(site_dir / "methodology.md", _methodology_page(data)),
+        _write_page(site_dir / "how-to-submit.md", _how_to_submit_page(repo_root)),
+        _write_page(site_dir / "security.md", _security_page(site_dir / "data")),
         _write_page(site_dir / "downloads.md", _downloads_page(data)),
         _write_page(site_dir / "submissions" / "index.md", _submissions_index_page(data)),
     ]
     for sub_id in data.ids:
         pages.append(
-            _write_page(site_dir / "submissions" / f"{sub_id}.md", _submission_page(data, sub_id, figures))
+            _write_page(
+                site_dir / "submissions" / f"{sub_id}.md", _submission_page(data, sub_id, figures, explorer)
+            )
         )
     keep = set(pages)
     for stale in sorted((site_dir / "submissions").glob("*.md")):
         if stale not in keep and _is_generated(stale):
             stale.unlink()
     figures.remove_stale()
+    explorer.drawings.remove_stale()
     vendor_plotly_js(site_dir)
     return pages
 
@@ -837,7 +1261,7 @@ def _is_generated(path: Path) -> bool:
 # ---- index.md ------------------------------------------------------------------------------
 
 
-def _index_page(data: _SiteData) -> str:
+def _index_page(data: _SiteData, figures: _Figures) -> str:
     rk = data.ranking
     out = [
         "# ChemRobust",
@@ -866,9 +1290,19 @@ def _index_page(data: _SiteData) -> str:
             "Copeland score is wins − losses over all pairs "
             "([Vote'n'Rank](methodology.md)); equal scores share a rank.",
             "",
-            _ranking_table(data, link_prefix="submissions/"),
-            "",
         ]
+        if data.intervals is not None:
+            level = round(100 * BOOTSTRAP["level"])
+            out += [
+                f"**Rank interval** is the {level} % range of the model's rank when the molecules are "
+                f"resampled ({BOOTSTRAP['n_boot']:,} bootstrap replicates, re-ranked with Copeland); "
+                "models that share a **group** cannot be told apart: neither ranks above the other in "
+                f"{round(50 + level / 2)} % of the replicates.",
+                "",
+            ]
+        out += [_ranking_table(data, link_prefix="submissions/"), ""]
+        if data.interval_note:
+            out += [data.interval_note, ""]
         n_sys = len(rk.copeland)
         if rk.condorcet is not None:
             out.append(
@@ -890,6 +1324,8 @@ def _index_page(data: _SiteData) -> str:
         if unranked:
             links = ", ".join(_link(data.name(s), f"submissions/{s}.md") for s in unranked)
             out += [f"Not ranked (no headline results yet): {links}.", ""]
+        out += _rules_section(data)
+        out += _pairwise_section(data, figures)
 
     failures = data.failures()
     out += ["## Failed runs", ""]
@@ -923,7 +1359,10 @@ def _ranking_table(data: _SiteData, *, link_prefix: str) -> str:
     datasets = {c.split("/", 1)[0] for c in crit}
     labels = [_esc(c.split("/", 1)[1]) if len(datasets) == 1 else _esc(c.replace("/", " · ")) for c in crit]
     best = {c: rk.headline[c].max() for c in crit}
-    headers = ["Rank", "Model", "Copeland", "W / L / T", *labels]
+    intervals = data.intervals
+    extra = ["Rank interval", "Group"] if intervals is not None else []
+    headers = ["Rank", "Model", "Copeland", "W / L / T", *extra, *labels]
+    headline = rk.headline.reindex(rk.copeland.index)
     rows = []
     for sub_id, row in rk.copeland.iterrows():
         cells = [
@@ -932,12 +1371,76 @@ def _ranking_table(data: _SiteData, *, link_prefix: str) -> str:
             f"{int(row['score']):+d}" if row["score"] else "0",
             f"{int(row['wins'])} / {int(row['losses'])} / {int(row['ties'])}",
         ]
+        if intervals is not None:
+            lo, hi = int(intervals.at[sub_id, "rank_lo"]), int(intervals.at[sub_id, "rank_hi"])
+            cells += [f"[{lo}, {hi}]", str(int(intervals.at[sub_id, "group"]))]
+        values = headline.loc[sub_id]
         for c in crit:
-            val = rk.headline.at[sub_id, c] if sub_id in rk.headline.index else np.nan
+            val = values[c]
             txt = _fmt(val, "acc_at_1")
             cells.append(f"**{txt}**" if _is_num(val) and val == best[c] and len(rk.copeland) > 1 else txt)
         rows.append(cells)
-    return _table(headers, rows, align=["r", "l", "r", "c"] + ["r"] * len(crit))
+    align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(crit)
+    return _table(headers, rows, align=align)
+
+
+#: Rules shown beside Copeland on the overview (Copeland with half ties always ranks as Copeland does).
+_OTHER_RULES = ("borda", "minimax", "mean_rank", "mean")
+
+
+def _change(value: int) -> str:
+    """Format a rank change against Copeland: ``↑2`` (placed 2 higher), ``↓1``, or ``=``."""
+    return f"↑{value}" if value > 0 else f"↓{-value}" if value < 0 else "="
+
+
+def _rules_section(data: _SiteData) -> list[str]:
+    rules = data.ranking.rules
+    if rules is None or len(rules) < 2:
+        return []
+    headers = ["Model", "Copeland"]
+    for rule in _OTHER_RULES:
+        headers += [_esc(RULE_LABELS[rule]), "Δ"]
+    rows = []
+    for sub_id, row in rules.iterrows():
+        cells = [_link(data.name(str(sub_id)), f"submissions/{sub_id}.md"), str(int(row["rank_copeland"]))]
+        for rule in _OTHER_RULES:
+            cells += [str(int(row[f"rank_{rule}"])), _change(int(row[f"change_{rule}"]))]
+        rows.append(cells)
+    moved = int((rules[[f"change_{r}" for r in _OTHER_RULES]] != 0).any(axis=1).sum())
+    return [
+        "## Other ranking rules",
+        "",
+        "The same criteria and weights ranked by the other rules of Vote'n'Rank "
+        "([definitions](methodology.md#ranking-rules)); Δ is the change against Copeland (↑2: this rule "
+        f"places the model two ranks higher). {moved} of {len(rules)} models "
+        f"{'moves' if moved == 1 else 'move'} under at least one rule.",
+        "",
+        _table(headers, rows, align=["l", "r"] + ["r", "c"] * len(_OTHER_RULES)),
+        "",
+    ]
+
+
+def _pairwise_section(data: _SiteData, figures: _Figures) -> list[str]:
+    pair = data.ranking.pairwise
+    if pair is None:
+        return []
+    majority, wins = pair
+    fig = pairwise_figure(majority, wins=wins, names={s: data.name(s) for s in data.ids})
+    return [
+        "## Pairwise wins and losses",
+        "",
+        "Each cell is one pair of models: green when the row model beats the column model on the "
+        "weighted majority of criteria, red when it loses, grey for a tie; rows and columns are in "
+        "Copeland order, so a row's Copeland score is its green cells minus its red cells.",
+        "",
+        *figures.block(
+            fig,
+            "overview",
+            "pairwise",
+            caption="Pairwise majorities over the headline criteria (hover: the criteria weight each model "
+            "wins). Data: [pairwise.csv](data/pairwise.csv).",
+        ),
+    ]
 
 
 # ---- amore.md ------------------------------------------------------------------------------
@@ -1015,7 +1518,7 @@ def _amore_page(data: _SiteData, figures: _Figures) -> str:
             ]
         out += ["### Recall@K", ""]
         recall = recall_figure(
-            data.curves,
+            data.plotted_curves,
             dataset,
             n_pairs=n_pairs_by_augmentation(dres, dataset),
             names=names,
@@ -1144,8 +1647,10 @@ def _detail_table(data: _SiteData, ares: pd.DataFrame, dist: str) -> str:
     if primary is None and cols:
         primary = cols[0]
 
+    primary_values = piv[primary].to_dict() if primary is not None else {}
+
     def key(s: str) -> tuple[float, str]:
-        val = piv.at[s, primary] if primary is not None else np.nan
+        val = primary_values.get(s, np.nan)
         return (-val if _is_num(val) else math.inf, s)
 
     subs = sorted(piv.index, key=key)
@@ -1155,11 +1660,12 @@ def _detail_table(data: _SiteData, ares: pd.DataFrame, dist: str) -> str:
     headers = ["Rank", "Model"] + [
         f"{_METRIC_LABELS.get(m, m)} · {_SUBSET_LABELS.get(sub, sub)}" for sub, m in cols
     ]
+    values = piv.reindex(index=subs, columns=pd.MultiIndex.from_tuples(cols)).to_numpy(dtype=float)
     rows = []
-    for s in subs:
+    for s, vals in zip(subs, values, strict=True):
         rank = ranks.get(s, np.nan)
         cells = [str(int(rank)) if _is_num(rank) else _NO_VALUE, _link(data.name(s), f"submissions/{s}.md")]
-        cells += [_fmt(piv.at[s, c] if c in piv.columns else np.nan, c[1]) for c in cols]
+        cells += [_fmt(v, c[1]) for v, c in zip(vals, cols, strict=True)]
         rows.append(cells)
     return _table(headers, rows, align=["r", "l"] + ["r"] * len(cols))
 
@@ -1174,7 +1680,8 @@ def _submissions_index_page(data: _SiteData) -> str:
         return "\n".join(out)
     out += [
         "Every submitted model, in overall ranking order. Each page holds the model card, every "
-        "number, the provenance of every run and the command that reproduces it.",
+        "number, the molecules the model misses most, the provenance of every run and the command "
+        "that reproduces it.",
         "",
     ]
     cop = data.ranking.copeland
@@ -1182,7 +1689,7 @@ def _submissions_index_page(data: _SiteData) -> str:
     rows = []
     for sub_id in sorted(data.ids, key=lambda s: (order.get(s, len(order)), s)):
         meta = data.submissions.get(sub_id, {})
-        runs = [r for r in data.runs if r["submission"] == sub_id]
+        runs = data.runs_by_submission.get(sub_id, [])
         n_ok = sum(r["status"] == "FINISHED" for r in runs)
         n_fail = sum(r["status"] == "FAILED" for r in runs)
         rows.append(
@@ -1199,7 +1706,7 @@ def _submissions_index_page(data: _SiteData) -> str:
     return "\n".join(out)
 
 
-def _submission_page(data: _SiteData, sub_id: str, figures: _Figures) -> str:
+def _submission_page(data: _SiteData, sub_id: str, figures: _Figures, explorer: _Explorer) -> str:
     meta = data.submissions.get(sub_id, {})
     name = data.name(sub_id)
     out = [f"# {_esc(name)}", "", f"Submission `{sub_id}`.", ""]
@@ -1224,49 +1731,37 @@ def _submission_page(data: _SiteData, sub_id: str, figures: _Figures) -> str:
     else:
         out += ["No manifest metadata exported for this submission.", ""]
 
-    cop = data.ranking.copeland
     out += ["## Ranking", ""]
-    if sub_id in cop.index:
-        row = cop.loc[sub_id]
-        out += [
-            f"Overall Copeland rank **{int(row['rank'])}** of {len(cop)} (score {int(row['score']):+d}: "
-            f"{int(row['wins'])} wins, {int(row['losses'])} losses, {int(row['ties'])} ties). "
-            "See the [overview](../index.md).",
-            "",
-        ]
-    else:
-        out += ["Not ranked: no headline results yet.", ""]
+    out += _submission_ranking(data, sub_id)
 
     out += ["## Results", ""]
-    res = data.results.loc[data.results["submission"] == sub_id]
-    if res.empty:
+    res = data.by_submission.get(sub_id)
+    if res is None or res.empty:
         out += ["No results yet.", ""]
-    for (track, dataset), grp in res.groupby(["track", "dataset"], sort=True):
-        out += [f"### {_esc(str(track))} · {_esc(str(dataset))}", ""]
-        head = _select(
-            grp,
-            **{k: v for k, v in HEADLINE.items() if k != "track"},
-        )
-        if not head.empty:
-            augs = _ordered(head["augmentation"].unique(), _AUGMENTATION_ORDER)
-            vals = head.set_index("augmentation")["value"]
-            out += [
-                "Headline Acc@1 (non-trivial pairs, L2, last layer):",
-                "",
-                _table(
-                    [_esc(a) for a in augs],
-                    [[_fmt(vals[a], "acc_at_1") for a in augs]],
-                    align=["r"] * len(augs),
-                ),
-                "",
-            ]
-        if track == HEADLINE["track"]:
-            out += _submission_figures(data, sub_id, str(dataset), grp, figures)
-        table = _all_numbers_table(grp)
-        out += [f'??? note "All {len(grp)} numbers"', "", _indent(table), ""]
+    else:
+        for (track, dataset), grp in res.groupby(["track", "dataset"], sort=True):
+            out += [f"### {_esc(str(track))} · {_esc(str(dataset))}", ""]
+            head = _select(grp, **{k: v for k, v in HEADLINE.items() if k != "track"})
+            if not head.empty:
+                augs = _ordered(head["augmentation"].unique(), _AUGMENTATION_ORDER)
+                vals = head.set_index("augmentation")["value"]
+                out += [
+                    "Headline Acc@1 (non-trivial pairs, L2, last layer):",
+                    "",
+                    _table(
+                        [_esc(a) for a in augs],
+                        [[_fmt(vals[a], "acc_at_1") for a in augs]],
+                        align=["r"] * len(augs),
+                    ),
+                    "",
+                ]
+            if track == HEADLINE["track"]:
+                out += _submission_figures(data, sub_id, str(dataset), grp, figures)
+                out += explorer.section(data, sub_id, str(track), str(dataset))
+            out += [_all_numbers_html(grp), ""]
 
     out += ["## Runs and provenance", ""]
-    runs = [r for r in data.runs if r["submission"] == sub_id]
+    runs = data.runs_by_submission.get(sub_id, [])
     if not runs:
         out += ["No runs recorded yet.", ""]
     for run in runs:
@@ -1290,16 +1785,61 @@ def _submission_page(data: _SiteData, sub_id: str, figures: _Figures) -> str:
         ]
         out += [_table(["Field", "Value"], [list(p) for p in prov]), ""]
         if run.get("dataset"):
-            out += ["Reproduce:", "", "```bash", reproduce_command(sub_id, str(run["dataset"])), "```", ""]
+            out += ["Reproduce:", "", "```bash", *_reproduce_lines(sub_id, run), "```", ""]
     out += ["[Download all data](../downloads.md)", ""]
     return "\n".join(out)
+
+
+def _reproduce_lines(sub_id: str, run: Mapping[str, Any]) -> list[str]:
+    """Return the shell lines that reproduce one run: check out its commit (if recorded), then evaluate."""
+    lines = []
+    commit = str(run.get("git_commit") or "")
+    sha = commit.removesuffix("-dirty")
+    if re.fullmatch(r"[0-9a-f]{40}", sha):
+        if commit.endswith("-dirty"):
+            lines.append(f"# recorded at commit {sha} with uncommitted changes")
+        lines.append(f"git checkout {sha}")
+    lines.append(reproduce_command(sub_id, str(run["dataset"])))
+    return lines
+
+
+def _submission_ranking(data: _SiteData, sub_id: str) -> list[str]:
+    cop = data.ranking.copeland
+    if sub_id not in cop.index:
+        return ["Not ranked: no headline results yet.", ""]
+    row = cop.loc[sub_id]
+    out = [
+        f"Overall Copeland rank **{int(row['rank'])}** of {len(cop)} (score {int(row['score']):+d}: "
+        f"{int(row['wins'])} wins, {int(row['losses'])} losses, {int(row['ties'])} ties). "
+        "See the [overview](../index.md).",
+        "",
+    ]
+    if data.intervals is not None and sub_id in data.intervals.index:
+        iv = data.intervals.loc[sub_id]
+        level = round(100 * BOOTSTRAP["level"])
+        out += [
+            f"Bootstrap rank interval ({level} %, molecules resampled): **[{int(iv['rank_lo'])}, "
+            f"{int(iv['rank_hi'])}]**, median rank {float(iv['rank_median']):g}; group "
+            f"{int(iv['group'])} of {int(data.intervals['group'].max())}.",
+            "",
+        ]
+    rules = data.ranking.rules
+    if rules is not None and len(rules) > 1:
+        r = rules.loc[sub_id]
+        parts = [
+            f"{_esc(RULE_LABELS[rule])} {int(r[f'rank_{rule}'])} ({_change(int(r[f'change_{rule}']))})"
+            for rule in _OTHER_RULES
+        ]
+        out += ["Rank under the other rules (change against Copeland): " + "; ".join(parts) + ".", ""]
+    return out
 
 
 def _submission_figures(
     data: _SiteData, sub_id: str, dataset: str, grp: pd.DataFrame, figures: _Figures
 ) -> list[str]:
     out: list[str] = []
-    layers = _layer_table(grp)
+    acc = data.layer_rows.get((sub_id, dataset), grp.iloc[:0])  # the headline setting's Acc@1 rows
+    layers = _layer_table(acc)
     if layers:
         out += [
             "#### Acc@1 by layer",
@@ -1309,9 +1849,9 @@ def _submission_figures(
             layers,
             "",
         ]
-        if _has_layers(grp):
+        if _has_layers(acc):
             out += figures.block(
-                layerwise_figure(grp, dataset, submission=sub_id),
+                layerwise_figure(acc, dataset, submission=sub_id),
                 "sub",
                 sub_id,
                 dataset,
@@ -1325,11 +1865,16 @@ def _submission_figures(
                 "per-layer hidden states), so there is no layer-wise curve.",
                 "",
             ]
-    recall = recall_figure(
-        data.curves,
-        dataset,
-        submission=sub_id,
-        n_pairs=n_pairs_by_augmentation(grp, dataset, submission=sub_id),
+    curves = data.curves_by_submission.get(sub_id)
+    recall = (
+        recall_figure(
+            curves,
+            dataset,
+            submission=sub_id,
+            n_pairs=n_pairs_by_augmentation(grp, dataset, submission=sub_id),
+        )
+        if curves is not None
+        else None
     )
     if recall is not None:
         out += ["#### Recall@K", ""]
@@ -1345,12 +1890,189 @@ def _submission_figures(
     return out
 
 
-def _all_numbers_table(grp: pd.DataFrame) -> str:
+@dataclass(frozen=True)
+class _Failures:
+    """The molecules one model misses most on one data set (the failure explorer's table)."""
+
+    worst: list[tuple[str, int, int, float]]  # (id, misses, non-trivial pairs, mean rank), worst first
+    ranks: dict[tuple[str, str], float]  # (id, augmentation) -> rank, for the listed ids
+    augmentations: list[str]  # augmentations with non-trivial pairs, in display order
+    n_missed: int  # molecules missed at least once
+    n_molecules: int  # molecules with a non-trivial pair
+
+
+class _Explorer:
+    """The failure explorer of the submission pages: the molecules a model misses most, drawn."""
+
+    def __init__(self, molecules: Any, drawings: Any) -> None:
+        self.molecules = molecules  # leaderboard.molecules.MoleculeSource
+        self.drawings = drawings  # leaderboard.molecules.Drawings
+        self._failures: dict[tuple[str, str, str], _Failures] | None = None
+
+    @staticmethod
+    def failures(items: pd.DataFrame) -> dict[tuple[str, str, str], _Failures]:
+        """Rank every (submission, track, dataset)'s molecules by misses, in one pass over the items.
+
+        A miss is a non-trivial pair (status ``changed``) whose true partner is not ranked first. Molecules
+        are ordered by misses (descending), then mean rank over their non-trivial pairs (descending), then
+        id; the first :data:`_FAILURES_LISTED` are kept.
+        """
+        if items.empty:
+            return {}
+        changed = items.loc[(items["status"] == "changed").to_numpy(dtype=bool)]
+        if changed.empty:
+            return {}
+        keys = ["submission", "track", "dataset"]
+        rank = changed["rank"].to_numpy(dtype=float)
+        frame = changed.loc[:, [*keys, "id", "augmentation"]].assign(rank=rank, miss=rank > 1.0)
+        stats = (
+            frame.groupby([*keys, "id"], observed=True, sort=False)
+            .agg(pairs=("rank", "size"), misses=("miss", "sum"), mean_rank=("rank", "mean"))
+            .reset_index()
+        )
+        stats["missed"] = stats["misses"] > 0
+        totals = stats.groupby(keys, observed=True, sort=False).agg(
+            n_molecules=("missed", "size"), n_missed=("missed", "sum")
+        )
+        augs = frame.groupby(keys, observed=True, sort=False)["augmentation"].unique()
+        worst = stats.loc[stats["missed"].to_numpy()]
+        worst = worst.assign(id_text=worst["id"].astype(str)).sort_values(
+            ["misses", "mean_rank", "id_text"], ascending=[False, False, True], kind="mergesort"
+        )
+        worst = worst.groupby(keys, observed=True, sort=False).head(_FAILURES_LISTED)
+
+        def code(frame: pd.DataFrame) -> np.ndarray:
+            out = np.zeros(len(frame), dtype=np.int64)
+            for col in [*keys, "id"]:
+                out = out * (len(frame[col].cat.categories) + 1) + frame[col].cat.codes.to_numpy(np.int64)
+            return out
+
+        listed = frame.loc[np.isin(code(frame), code(worst))]
+        ranks: dict[tuple[str, str, str], dict[tuple[str, str], float]] = {}
+        for sub, track, ds, mol, aug, r in listed[[*keys, "id", "augmentation", "rank"]].itertuples(
+            index=False, name=None
+        ):
+            ranks.setdefault((str(sub), str(track), str(ds)), {})[(str(mol), str(aug))] = float(r)
+        worst_by: dict[tuple[str, str, str], list[tuple[str, int, int, float]]] = {}
+        for sub, track, ds, mol, misses, pairs, mean_rank in worst[
+            [*keys, "id_text", "misses", "pairs", "mean_rank"]
+        ].itertuples(index=False, name=None):
+            worst_by.setdefault((str(sub), str(track), str(ds)), []).append(
+                (mol, int(misses), int(pairs), float(mean_rank))
+            )
+        out = {}
+        for (sub, track, ds), row in totals.iterrows():
+            key = (str(sub), str(track), str(ds))
+            out[key] = _Failures(
+                worst=worst_by.get(key, []),
+                ranks=ranks.get(key, {}),
+                augmentations=_ordered(map(str, augs[(sub, track, ds)]), _AUGMENTATION_ORDER),
+                n_missed=int(row["n_missed"]),
+                n_molecules=int(row["n_molecules"]),
+            )
+        return out
+
+    def section(self, data: _SiteData, sub_id: str, track: str, dataset: str) -> list[str]:
+        """Markdown lines of one submission's explorer on one data set (none without item ranks)."""
+        if self._failures is None:
+            self._failures = self.failures(data.item_ranks)
+        found = self._failures.get((sub_id, track, dataset))
+        if found is None:
+            return []
+        out = ["#### Failure explorer", ""]
+        if not found.worst:
+            return [*out, "This model retrieves every non-trivial pair of this data set at rank 1.", ""]
+        augs = found.augmentations
+        out += [
+            f"The molecules this model misses most on {_esc(dataset)}: most augmentations whose true "
+            f"partner it does not rank first, then highest mean rank ({found.n_missed} of "
+            f"{found.n_molecules} molecules are missed at least once). A rank is the position of the "
+            "molecule's augmented string among all candidates for its original (1 = found; last layer, "
+            "L2, original → augmented); — = no non-trivial pair.",
+            "",
+        ]
+        rows = []
+        for mol, misses, pairs, mean_rank in found.worst:
+            cells = [_code(mol), f"{misses} of {pairs}", f"{mean_rank:.1f}"]
+            cells += [_rank_text(found.ranks.get((mol, aug), np.nan)) for aug in augs]
+            rows.append(cells)
+        out += [
+            _table(
+                ["Molecule", "Missed", "Mean rank", *map(_esc, augs)],
+                rows,
+                align=["l", "r", "r"] + ["r"] * len(augs),
+            ),
+            "",
+        ]
+        out += self._drawings(dataset, found, [w[0] for w in found.worst[:_FAILURES_DRAWN]])
+        return out
+
+    def _drawings(self, dataset: str, found: _Failures, ids: Sequence[str]) -> list[str]:
+        originals = self.molecules.originals(dataset)
+        if originals is None:
+            return [
+                f"*Drawings need the {_esc(dataset)} data set files, which were not available locally when "
+                "the site was generated; the table above lists the molecule ids.*",
+                "",
+            ]
+        ids = [mol_id for mol_id in ids if mol_id in originals]
+        if not ids:
+            return [f"*These molecule ids are not in the local {_esc(dataset)} files: no drawings.*", ""]
+        out: list[str] = [
+            f"The {len(ids)} molecules missed most, drawn with RDKit from the original string and from "
+            "each augmented string whose partner was not ranked first:",
+            "",
+        ]
+        for mol_id in ids:
+            original = self.molecules.original(dataset, mol_id)
+            if original is None:
+                continue
+            cards = [self._card(original, f"original of {mol_id}", f"**{_esc(mol_id)}** · original")]
+            for aug in found.augmentations:
+                val = found.ranks.get((mol_id, aug), np.nan)
+                if not _is_num(val) or val <= 1.0:
+                    continue
+                pair = self.molecules.augmented(dataset, aug, mol_id)
+                label = f"{_esc(aug)} · rank **{_rank_text(val)}**"
+                if pair is None or pair.status != "changed" or pair.augmented is None:
+                    cards.append(f"-   {label}\n\n    (augmented string not reproduced)")
+                else:
+                    cards.append(self._card(pair.augmented, f"{aug} of {mol_id}", label))
+            # Blank lines between the items: Python-Markdown would read "-   ..." after a paragraph as
+            # a lazy continuation of that paragraph.
+            out += ['<div class="grid cards chemrobust-molecules" markdown>', "", "\n\n".join(cards)]
+            out += ["", "</div>", ""]
+        return out
+
+    def _card(self, smiles: str, alt: str, label: str) -> str:
+        path = self.drawings.path(smiles)
+        image = f"![{_esc(alt)}](../{path}){{ loading=lazy }}\n\n    " if path is not None else ""
+        return f"-   {image}{label}\n\n    {_code(smiles)}"
+
+
+def _rank_text(value: Any) -> str:
+    """Format a per-molecule rank: ``37``, ``1.5`` (a tie), or a dash."""
+    if not _is_num(value):
+        return _NO_VALUE
+    v = float(value)
+    return str(int(v)) if v.is_integer() else f"{v:g}"
+
+
+def _all_numbers_html(grp: pd.DataFrame) -> str:
+    """Every number of one (track, dataset): a collapsed block whose table ``tables.js`` draws.
+
+    The rows are embedded in the page as JSON (``<script type="application/json">``, already formatted
+    text) rather than as an HTML table: MkDocs then neither parses nor indexes thousands of cells, which
+    made 100 submission pages take most of the build. ``site/javascripts/tables.js`` renders the table
+    (sortable) inside the block; ``results.csv`` holds the same numbers.
+    """
     dims = ["augmentation", "layer", "distance", "direction", "subset"]
-    metrics = _ordered(grp["metric"].unique(), _METRIC_ORDER)
-    piv = grp.set_index([*dims, "metric"])["value"].unstack("metric")
+    cells: dict[tuple[str, ...], dict[str, float]] = {}
+    for *key, metric, value in grp[[*dims, "metric", "value"]].itertuples(index=False, name=None):
+        cells.setdefault(tuple(map(str, key)), {})[str(metric)] = float(value)
+    metrics = _ordered({m for row in cells.values() for m in row}, _METRIC_ORDER)
     keys = sorted(
-        piv.index,
+        cells,
         key=lambda k: (
             _order_key(k[0], _AUGMENTATION_ORDER),
             _layer_key(k[1]),
@@ -1361,22 +2083,52 @@ def _all_numbers_table(grp: pd.DataFrame) -> str:
     )
     rows = []
     for k in keys:
-        cells = [_esc(k[0]), _esc(k[1]), _esc(_DISTANCE_LABELS.get(k[2], k[2]))]
-        cells += [_esc(_DIRECTION_LABELS.get(k[3], k[3])), _esc(_SUBSET_LABELS.get(k[4], k[4]))]
-        cells += [_fmt(piv.at[k, m] if m in piv.columns else np.nan, m) for m in metrics]
-        rows.append(cells)
-    headers = ["Augmentation", "Layer", "Distance", "Direction", "Subset"]
-    headers += [_esc(_METRIC_LABELS.get(m, m)) for m in metrics]
-    return _table(headers, rows, align=["l"] * 5 + ["r"] * len(metrics))
+        row = [k[0], k[1], _DISTANCE_LABELS.get(k[2], k[2]), _DIRECTION_LABELS.get(k[3], k[3])]
+        row += [_SUBSET_LABELS.get(k[4], k[4])]
+        row += [_fmt(cells[k].get(m, np.nan), m) for m in metrics]
+        rows.append(row)
+    table = {
+        "columns": ["Augmentation", "Layer", "Distance", "Direction", "Subset"]
+        + [_METRIC_LABELS.get(m, m) for m in metrics],
+        "align": ["left"] * len(dims) + ["right"] * len(metrics),
+        "rows": rows,
+    }
+    # "</" never appears inside the script element: escape "<" (and "&", ">") as JSON unicode escapes.
+    payload = json.dumps(table, ensure_ascii=False, separators=(",", ":"))
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return "\n".join(
+        [
+            f'<details class="note chemrobust-numbers" data-search-exclude><summary>All {len(grp)} numbers '
+            "(also in results.csv)</summary>",
+            f'<script type="application/json" class="chemrobust-table">{payload}</script>',
+            "</details>",
+        ]
+    )
 
 
 # ---- methodology.md, downloads.md ----------------------------------------------------------
 
 
 def _methodology_page(data: _SiteData) -> str:
-    datasets = sorted(set(data.results["dataset"])) or sorted(_DATASET_NOTES)
+    from evaluators.datasets import DATASETS
+
     aug_rows = [[f"`{a}`", _AUGMENTATION_NOTES[a]] for a in _AUGMENTATION_ORDER]
-    ds_rows = [[_esc(d), _DATASET_NOTES.get(d, "")] for d in datasets]
+    evaluated = set(data.results["dataset"])
+    ds_rows = []
+    for name in sorted(DATASETS.names()):
+        spec = DATASETS.get(name)
+        files = "<br>".join(f"`{f.path}`: `{f.sha256 or _NO_VALUE}`" for f in spec.files)
+        ds_rows.append(
+            [
+                f"**{_esc(name)}**" + (" (on the board)" if name in evaluated else ""),
+                _esc(spec.description or _DATASET_NOTES.get(name, "")),
+                _esc(spec.source) or _NO_VALUE,
+                _esc(spec.license) or _NO_VALUE,
+                _url(spec.citation) if spec.citation else _NO_VALUE,
+                files,
+            ]
+        )
+    level = round(100 * BOOTSTRAP["level"])
     return "\n".join(
         [
             "# Methodology",
@@ -1393,14 +2145,42 @@ def _methodology_page(data: _SiteData) -> str:
             "```text",
             "rank_i = 1 + #{ j : d(x_i, x'_j) < d(x_i, x'_i) }"
             " + ½ · #{ j ≠ i : d(x_i, x'_j) = d(x_i, x'_i) }",
-            "",
-            "Acc@k  = (1/N) · Σ_i [ rank_i ≤ k ]        (k = 1, 5; chance level of Acc@1 = 1/N)",
-            "MRR    = (1/N) · Σ_i 1 / rank_i",
             "```",
             "",
+            "## Metrics",
+            "",
+            _table(
+                ["Metric", "Formula", "Meaning"],
+                [
+                    [
+                        "Acc@1 (`acc_at_1`)",
+                        "`(1/N) · Σ_i [rank_i ≤ 1]`",
+                        "Share of molecules whose augmented string is the nearest neighbour of the "
+                        "original (a tie at rank 1.5 is a miss). The headline metric; chance level 1/N.",
+                    ],
+                    [
+                        "Acc@5 (`acc_at_5`)",
+                        "`(1/N) · Σ_i [rank_i ≤ 5]`",
+                        "Share retrieved among the 5 nearest.",
+                    ],
+                    ["MRR (`mrr`)", "`(1/N) · Σ_i 1 / rank_i`", "Mean reciprocal rank, in (0, 1]."],
+                    [
+                        "Recall@K",
+                        "`(1/N) · Σ_i [rank_i ≤ K]`, K = 1 … 100",
+                        "The curve of Acc@K over K; chance level K/N.",
+                    ],
+                    [
+                        "Pair counts",
+                        "`n_pairs`, `n_identical`, `n_non_trivial`, `n_excluded`",
+                        "Pairs scored, pairs whose augmented string equals the original, the others, and "
+                        "pairs left out because the augmentation failed its identity check.",
+                    ],
+                ],
+            ),
+            "",
             "Distances are exact (dense matrix products computed in blocks), not an approximate "
-            "search. The reverse direction (augmented query, original gallery) is computed and "
-            "stored too.",
+            "search, except the `hnsw` rows (an HNSW index, reported for comparison). The reverse "
+            "direction (augmented query, original gallery) is computed and stored too.",
             "",
             "**All pairs vs non-trivial pairs.** Some augmentations leave a string unchanged "
             "(augmented = original); such pairs are retrieved trivially. Every metric is reported on "
@@ -1412,13 +2192,17 @@ def _methodology_page(data: _SiteData) -> str:
             "",
             "## Augmentations",
             "",
-            "Applied per molecule with RDKit, seeded per molecule and recorded with the results.",
+            'Applied per molecule with RDKit, seeded per molecule (`random.Random(f"{seed}:{name}:{id}")`, '
+            "seed 0) and recorded with the results.",
             "",
             _table(["Augmentation", "What it does"], aug_rows),
             "",
             "## Datasets",
             "",
-            _table(["Dataset", "Description"], ds_rows),
+            "Every registered data set, with its public source, license and the sha256 of each file "
+            "(checked on every download and before every run).",
+            "",
+            _table(["Dataset", "Description", "Source", "License", "Citation", "Files (sha256)"], ds_rows),
             "",
             "Invalid input SMILES are skipped with a count. Each track's benchmark version is a hash "
             "over its data files, augmentation definitions and code version; results are keyed by it.",
@@ -1433,15 +2217,72 @@ def _methodology_page(data: _SiteData) -> str:
             "score is wins − losses** over all other models; equal scores share a rank. A "
             "**Condorcet winner** beats every other model and is shown when one exists.",
             "",
+            "## Ranking rules",
+            "",
+            "The overview shows, beside Copeland, how the other rules of Vote'n'Rank rank the same "
+            "criteria with the same weights (W(a, b): the weight of the criteria on which a beats b; "
+            "T(a, b): the weight of those where both are equal):",
+            "",
+            _table(
+                ["Rule", "Score of model a", "Notes"],
+                [
+                    [
+                        RULE_LABELS["copeland"],
+                        "`#{b : W(a,b) > W(b,a)} − #{b : W(a,b) < W(b,a)}`",
+                        "The ranking of record.",
+                    ],
+                    [
+                        RULE_LABELS["copeland_half_ties"],
+                        "`wins + ½ · ties`",
+                        "Always the same order as wins − losses (in `rules.csv`, not shown).",
+                    ],
+                    [RULE_LABELS["borda"], "`Σ_b W(a,b) + ½ · T(a,b)`", "Points per criterion, summed."],
+                    [
+                        RULE_LABELS["minimax"],
+                        "`− max_b (W(b,a) − W(a,b))`",
+                        "The model whose worst defeat is smallest wins.",
+                    ],
+                    [
+                        RULE_LABELS["mean_rank"],
+                        "`Σ_c w_c · rank_c(a) / Σ_c w_c`",
+                        "Per-criterion ranks averaged (lower is better).",
+                    ],
+                    [
+                        RULE_LABELS["mean"],
+                        "`Σ_c w_c · x_c(a) / Σ_c w_c`",
+                        "The usual benchmark average; mixes the criteria's scales.",
+                    ],
+                ],
+            ),
+            "",
+            "## Rank intervals and groups",
+            "",
+            f"Rank intervals come from a paired bootstrap over molecules [3]: {BOOTSTRAP['n_boot']:,} "
+            f"times (seed {BOOTSTRAP['seed']}), each data set's molecules are drawn with replacement, the "
+            "same draw serving every model and augmentation; each criterion's Acc@1 is recomputed from "
+            "the per-molecule ranks (`item_ranks.csv`) and the table re-ranked with Copeland. A model's "
+            f"interval is the {level} % percentile interval of its bootstrap ranks. Two models are "
+            f"*separated* when one ranks strictly above the other in at least {round(50 + level / 2)} % of "
+            "the replicates; groups are consecutive tiers along the ranking (a model joins the current "
+            "group unless it is separated from the group's leader).",
+            "",
+            "## Failure explorer",
+            "",
+            "Each model page lists the molecules the model misses most (non-trivial pairs whose true "
+            "partner is not ranked first, most augmentations first) with the rank it gave on each "
+            "augmentation, and draws the worst ones in 2D with RDKit from the original string and from "
+            "each missed augmented string. The strings are recomputed for the page with the same seeded "
+            "augmentations as the evaluation; a data set that is not available where the site is "
+            "generated shows ids and ranks only.",
+            "",
             "## Provenance",
             "",
             "Each (submission, track, dataset) evaluation is one MLflow run, keyed by the "
             "submission, its revision, the Docker image id, the track and the benchmark version. "
-            "Runs execute in a sandbox (no network, read-only filesystem, non-root, no "
-            "capabilities, resource and time limits) with weights fetched beforehand at the pinned "
-            "revision. Every model page lists, per run, the MLflow run id, image, model revision, "
-            "data hash, benchmark version, hardware, runner, git commit and the command that "
-            "reproduces it.",
+            "Runs execute in a sandbox ([security model](security.md)) with weights fetched "
+            "beforehand at the pinned revision. Every model page lists, per run, the MLflow run id, "
+            "image, model revision, data hash, benchmark version, hardware, runner, git commit and "
+            "the command that reproduces it.",
             "",
             "## References",
             "",
@@ -1451,6 +2292,65 @@ def _methodology_page(data: _SiteData) -> str:
             "2. M. Rofin, V. Mikhailov, M. Florinsky, A. Kravchenko, T. Shavrina, E. Tutubalina, "
             "D. Karabekyan, E. Artemova. *Vote'n'Rank: Revision of Benchmarking with Social Choice "
             "Theory*. EACL 2023. <https://arxiv.org/abs/2210.05769>",
+            "3. B. Efron, R. J. Tibshirani. *An Introduction to the Bootstrap*, ch. 13. Chapman & Hall, "
+            "1993.",
+            "",
+        ]
+    )
+
+
+def _how_to_submit_page(repo_root: Path) -> str:
+    """Return the "How to submit" page: :func:`leaderboard.howto.how_to_submit_page` when available."""
+    try:
+        from leaderboard.howto import how_to_submit_page
+    except ImportError:
+        how_to_submit_page = None
+    if how_to_submit_page is not None:
+        try:
+            return how_to_submit_page(repo_root)
+        except FileNotFoundError:  # no valid manifest to show (e.g. a bare checkout of the site)
+            pass
+    return "\n".join(
+        [
+            "# How to submit",
+            "",
+            "A model reaches the board through a pull request that adds one folder, "
+            "`submissions/<id>/`, holding a `submission.yaml` manifest (and, if needed, your own "
+            "adapter code). The manifest is checked without running anything from the pull request; "
+            "a maintainer then evaluates the model in a sandbox ([security model](security.md)) and "
+            "the site is rebuilt.",
+            "",
+            "1. Scaffold the manifest: `python -m leaderboard new-submission <id>`.",
+            "2. Fill it in; `submissions/README.md` in the repository describes every field.",
+            "3. Check it: `nox -s validate` (or `python -m leaderboard validate submissions/<id>`).",
+            "4. Open the pull request; `CONTRIBUTING.md` in the repository describes the review.",
+            "",
+        ]
+    )
+
+
+def _security_page(data_dir: Path) -> str:
+    """Return the "Security model" page: :func:`leaderboard.security.security_page` when available."""
+    try:
+        from leaderboard.security import security_page
+    except ImportError:
+        security_page = None
+    if security_page is not None:
+        return security_page(data_dir)
+    return "\n".join(
+        [
+            "# Security model",
+            "",
+            "A submission is arbitrary code (custom adapters, `trust_remote_code`, pickles, extra "
+            "requirements). Every evaluation therefore runs in a Docker sandbox: no network, a "
+            "read-only root filesystem with a tmpfs `/tmp`, a non-root user, all capabilities "
+            "dropped, no-new-privileges, memory, process and CPU limits and a wall-clock timeout. "
+            "Weights are fetched beforehand on the host at the pinned revision (safetensors "
+            "preferred).",
+            "",
+            "One failing submission never stops the others and never corrupts stored results; its "
+            "run is marked failed with the reason, which the [overview](index.md) and the model's "
+            "page show.",
             "",
         ]
     )
@@ -1478,6 +2378,20 @@ def _downloads_page(data: _SiteData) -> str:
         "`recall_at_k.csv` has one row per point of a Recall@K curve with the columns "
         + ", ".join(f"`{c}`" for c in RECALL_COLUMNS)
         + ". Curves cover K = 1 … 100 on the last layer, every distance, direction and subset.",
+        "",
+        "`item_ranks.csv` has one row per molecule with the columns "
+        + ", ".join(f"`{c}`" for c in ITEM_RANK_COLUMNS)
+        + ": the rank the model gave the molecule's true partner (1 = found; a tie counts half, "
+        "e.g. 1.5) on the last layer, L2 distance, original → augmented; `status` is `changed` for a "
+        "non-trivial pair and `identical` when the augmented string equals the original.",
+        "",
+        "## Derived files",
+        "",
+        "`rank_intervals.json`, `rules.csv` and `pairwise.csv` are computed from the files above "
+        "when the site is generated (deterministic: same data, same files). `rules.csv` has, per "
+        "model, `score_<rule>` and `rank_<rule>` for every rule, `change_<rule>` (rank under Copeland "
+        "minus rank under the rule: positive means the rule places the model higher) and "
+        "`condorcet_winner`. `pairwise.csv` is a models × models matrix in Copeland order.",
         "",
     ]
     return "\n".join(out)

