@@ -68,3 +68,8 @@ def sandbox_image(docker_client, tmp_path_factory) -> str:
         path=str(ctx), tag=tag, buildargs={"BASE_IMAGE": base}, network_mode="none", rm=True, forcerm=True
     )
     return tag
+
+
+# Hostile submission folders (tests/adversarial/<id>/attack.py) are fixtures that must only ever run
+# inside the sandbox, through tests/test_adversarial.py: keep pytest (also --doctest-modules) off them.
+collect_ignore_glob = ["adversarial/*/*.py"]
