@@ -68,18 +68,21 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import cached_property
 from pathlib import Path, PurePath
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pandas as pd
@@ -561,7 +564,7 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
         if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype.kind not in "iuf":
             plain = plain and not any(ch in v for v in values for ch in (",", '"', "\r", "\n"))
     options = pa_csv.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
-    with Path(path).open("wb") as handle:
+    with _atomic(path) as handle:
         handle.write((",".join(map(str, frame.columns)) + "\n").encode())
         pa_csv.write_csv(pa.table(arrays), handle, write_options=options)
 
@@ -819,8 +822,32 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
+@contextlib.contextmanager
+def _atomic(path: Path) -> Iterator[IO[bytes]]:
+    """Write ``path`` through a temporary file in the same folder, renamed into place when complete.
+
+    A killed run therefore leaves either the old file or the new one, never a truncated page or export.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _write_text(path: Path, text: str) -> None:
+    with _atomic(path) as handle:
+        handle.write(text.encode("utf-8"))
+
+
 def _write_json(path: Path, obj: Any) -> None:
-    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n", encoding="utf-8")
+    _write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1198,8 +1225,7 @@ def reproduce_command(submission: str, dataset: str) -> str:
 
 
 def _write_page(path: Path, body: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"{GENERATED_HEADER}\n\n{body.strip()}\n", encoding="utf-8")
+    _write_text(path, f"{GENERATED_HEADER}\n\n{body.strip()}\n")
     return path
 
 
@@ -2563,7 +2589,12 @@ def build_site(repo_root: Path, *, strict: bool = True, timeout_s: float = 600.0
         raise SiteBuildError(
             f"{config}: not found. build_site needs the repository root that holds mkdocs.yml."
         )
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--clean", "--config-file", str(config)]
+    public = repo_root / "public"
+    staging = repo_root / f".public-building-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    # Build beside public/ and swap when complete: a killed build never leaves a half-written site.
+    cmd = [sys.executable, "-m", "mkdocs", "build", "--clean", "--config-file", str(config), "--site-dir",
+           str(staging)]
     if strict:
         cmd.append("--strict")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
@@ -2576,9 +2607,15 @@ def build_site(repo_root: Path, *, strict: bool = True, timeout_s: float = 600.0
     except OSError as exc:
         raise SiteBuildError(f"could not start {' '.join(cmd)}: {exc}") from exc
     if proc.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
         tail = "\n".join((proc.stdout + "\n" + proc.stderr).strip().splitlines()[-40:])
         raise SiteBuildError(
             f"mkdocs build{' --strict' if strict else ''} failed with exit code {proc.returncode} "
             f"in {repo_root}:\n{tail}"
         )
-    return repo_root / "public"
+    retired = repo_root / f".public-old-{os.getpid()}"
+    if public.exists():
+        os.replace(public, retired)
+    os.replace(staging, public)
+    shutil.rmtree(retired, ignore_errors=True)
+    return public
