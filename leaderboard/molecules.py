@@ -1,7 +1,7 @@
 """Molecules of the failure explorer: original strings, their seeded augmentations, and 2D drawings.
 
 The site's per-submission failure explorer shows the molecules a model misses most. The per-molecule ranks
-come from ``site/data/item_ranks.csv``; the strings do not (they are not part of the exports). This module
+come from ``site/data/item_ranks.csv.gz``; the strings do not (they are not part of the exports). This module
 recomputes them on the host, offline:
 
 - :class:`MoleculeSource` reads a data set's original SMILES with :func:`leaderboard.data.prepare_dataset`

@@ -5,7 +5,7 @@ The site is built in two steps so that it can always be rebuilt from git alone:
 1. :func:`write_exports` turns what the store returns (results in long format, one record per
    MLflow run, manifest metadata, Recall@K curves in long format, per-molecule ranks) into the
    files under ``site/data/``: ``results.csv``, ``results.json``, ``runs.json``,
-   ``submissions.json``, ``recall_at_k.csv`` and ``item_ranks.csv``.
+   ``submissions.json``, ``recall_at_k.csv`` and ``item_ranks.csv.gz``.
 2. :func:`generate_pages` reads **only** those files (plus the committed ``submissions/`` for the
    "How to submit" page, and, optionally, local data set files for the failure explorer's
    drawings) and writes the derived data files ``rank_intervals.json``, ``rules.csv`` and
@@ -25,7 +25,7 @@ majorities) over the headline criteria: AMORE Acc@1 on non-trivial pairs, last l
 distance, original-to-augmented direction, one criterion per (dataset, augmentation). Beside it:
 the other rules of :mod:`leaderboard.ranking` with the rank changes, and bootstrap rank intervals
 and inseparable groups (:mod:`leaderboard.uncertainty`, resampling the molecules of
-``item_ranks.csv``; seed 0, 1,000 replicates, 90 %).
+``item_ranks.csv.gz``; seed 0, 1,000 replicates, 90 %).
 
 Invariants
 ----------
@@ -43,7 +43,7 @@ Invariants
 Side effects
 ------------
 - :func:`write_exports` creates ``<site_dir>/data/`` and overwrites the four files in it, and
-  ``recall_at_k.csv`` / ``item_ranks.csv`` when curves / item ranks are given.
+  ``recall_at_k.csv`` / ``item_ranks.csv.gz`` when curves / item ranks are given.
 - :func:`generate_pages` overwrites the generated pages under ``<site_dir>`` and deletes stale
   generated pages in ``<site_dir>/submissions/`` (only files that start with
   :data:`GENERATED_HEADER`; hand-written files are left alone). It writes
@@ -69,6 +69,7 @@ References
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import math
 import os
@@ -135,7 +136,7 @@ _KEY_COLUMNS: tuple[str, ...] = RESULT_COLUMNS[:-1]
 RECALL_COLUMNS: tuple[str, ...] = tuple(_store.CURVE_COLUMNS)
 _CURVE_KEY_COLUMNS: tuple[str, ...] = RECALL_COLUMNS[:-2]
 
-#: Columns of ``site/data/item_ranks.csv`` (one row per molecule: the rank its true partner got in the
+#: Columns of ``site/data/item_ranks.csv.gz`` (one row per molecule: the rank its true partner got in the
 #: headline setting, last layer), in order; as ``ResultStore.export_item_ranks`` returns them.
 ITEM_RANK_COLUMNS: tuple[str, ...] = (
     "submission",
@@ -249,7 +250,7 @@ _DATA_FILES = {
     "runs.json": "One record per MLflow run: status, failure reason and provenance.",
     "submissions.json": "Manifest metadata of every submission (the model cards).",
     "recall_at_k.csv": "Recall@K curves (K = 1…100, last layer), long format (one row per K).",
-    "item_ranks.csv": (
+    "item_ranks.csv.gz": (
         "Per-molecule rank of the true partner (last layer, L2, original → augmented), one row per "
         "submission, data set, augmentation and molecule: what the bootstrap resamples and the "
         "failure explorer shows."
@@ -320,7 +321,7 @@ def write_exports(
     item_ranks : pandas.DataFrame, optional
         Per-molecule ranks with the columns :data:`ITEM_RANK_COLUMNS` (extra columns are dropped;
         ``rank`` a number >= 1, a tie giving a fractional rank such as 1.5), as returned by
-        ``ResultStore.export_item_ranks``. When omitted, ``item_ranks.csv`` is left as it is.
+        ``ResultStore.export_item_ranks``. When omitted, ``item_ranks.csv.gz`` is left as it is.
 
     Raises
     ------
@@ -334,7 +335,7 @@ def write_exports(
     Writes ``results.csv`` and ``results.json`` (rows sorted by all key columns),
     ``runs.json`` (sorted by submission, track, dataset, started_at, run_id),
     ``submissions.json`` (sorted by id) and, when given, ``recall_at_k.csv`` (sorted by the key
-    columns, then ``k`` numerically) and ``item_ranks.csv`` (sorted by the key columns, ranks
+    columns, then ``k`` numerically) and ``item_ranks.csv.gz`` (sorted by the key columns, ranks
     written as ``1``, ``1.5``, ``37``), all UTF-8 with Unix line endings.
     """
     res = _normalise_results(results)
@@ -356,7 +357,7 @@ def write_exports(
     if curve_rows is not None:
         _write_csv(curve_rows, data_dir / "recall_at_k.csv")
     if item_rows is not None:
-        _write_csv(item_rows, data_dir / "item_ranks.csv")
+        _write_csv(item_rows, data_dir / "item_ranks.csv.gz")
 
 
 def read_results(site_dir: Path) -> pd.DataFrame:
@@ -416,6 +417,10 @@ def read_curves(site_dir: Path) -> pd.DataFrame:
     return frame
 
 
+def _gz(path: Path) -> bool:
+    return Path(path).suffix == ".gz"
+
+
 def _read_csv(
     path: Path,
     columns: Sequence[str],
@@ -437,7 +442,8 @@ def _read_csv(
     types |= {c: pa.dictionary(pa.int32(), pa.string()) for c in categories}
     types |= {c: pa.int64() for c in ints} | {c: pa.float64() for c in floats}
     try:
-        with path.open(encoding="utf-8") as handle:
+        opener = gzip.open if _gz(path) else open
+        with opener(path, "rt", encoding="utf-8") as handle:
             header = handle.readline().rstrip("\r\n")
         names = [h.strip('"') for h in header.split(",")]
         missing = [c for c in columns if c not in names]
@@ -463,7 +469,7 @@ def _read_csv(
 
 
 def read_item_ranks(site_dir: Path) -> pd.DataFrame:
-    """Read ``<site_dir>/data/item_ranks.csv`` back into a DataFrame.
+    """Read ``<site_dir>/data/item_ranks.csv.gz`` back into a DataFrame.
 
     Parameters
     ----------
@@ -481,7 +487,7 @@ def read_item_ranks(site_dir: Path) -> pd.DataFrame:
     ValueError
         If a column is missing or a rank is not a number >= 1.
     """
-    path = Path(site_dir) / "data" / "item_ranks.csv"
+    path = Path(site_dir) / "data" / "item_ranks.csv.gz"
     if not path.is_file():
         return _empty_item_ranks()
     frame = _read_csv(path, ITEM_RANK_COLUMNS, categories=ITEM_RANK_COLUMNS[:-1], floats=("rank",))
@@ -564,9 +570,12 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
         if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype.kind not in "iuf":
             plain = plain and not any(ch in v for v in values for ch in (",", '"', "\r", "\n"))
     options = pa_csv.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
-    with _atomic(path) as handle:
-        handle.write((",".join(map(str, frame.columns)) + "\n").encode())
-        pa_csv.write_csv(pa.table(arrays), handle, write_options=options)
+    with _atomic(path) as raw:
+        # ``.gz`` exports (the per-molecule ranks: ~10 MB as text) are compressed; mtime 0 and no file
+        # name in the header keep the bytes identical across rebuilds.
+        with (gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") if _gz(path) else raw) as handle:
+            handle.write((",".join(map(str, frame.columns)) + "\n").encode())
+            pa_csv.write_csv(pa.table(arrays), handle, write_options=options)
 
 
 def _empty_curves() -> pd.DataFrame:
@@ -974,7 +983,7 @@ def _load(site_dir: Path) -> _SiteData:
         _check_slug(sub_id, f"{data_dir / 'recall_at_k.csv'}: column 'submission'")
     item_ranks = read_item_ranks(site_dir)
     for sub_id in item_ranks["submission"].cat.categories:
-        _check_slug(str(sub_id), f"{data_dir / 'item_ranks.csv'}: column 'submission'")
+        _check_slug(str(sub_id), f"{data_dir / 'item_ranks.csv.gz'}: column 'submission'")
     return _SiteData(results=results, runs=runs, submissions=subs, curves=curves, item_ranks=item_ranks)
 
 
@@ -1028,7 +1037,7 @@ def _rank(results: pd.DataFrame) -> _Ranking:
 
 
 def _intervals(data: _SiteData, cache_dir: Path | None) -> tuple[pd.DataFrame | None, str]:
-    """Bootstrap rank intervals of the Copeland ranking from ``item_ranks.csv``, or why there are none.
+    """Bootstrap rank intervals of the Copeland ranking from ``item_ranks.csv.gz``, or why there are none.
 
     The items are the headline setting's (Acc@1 on non-trivial pairs), restricted to the ranked models
     and the ranking's criteria, with the ranking's weights. Intervals are shown only when every ranked
@@ -1041,7 +1050,7 @@ def _intervals(data: _SiteData, cache_dir: Path | None) -> tuple[pd.DataFrame | 
         return None, ""
     if data.item_ranks.empty:
         return None, (
-            "Rank intervals need the per-molecule ranks (`item_ranks.csv`), which are not exported yet."
+            "Rank intervals need the per-molecule ranks (`item_ranks.csv.gz`), which are not exported yet."
         )
     ranked = [str(s) for s in rk.copeland.index]
     items = item_values_from_ranks(data.item_ranks)
@@ -1128,7 +1137,7 @@ def generate_pages(
     ----------
     site_dir : pathlib.Path
         The MkDocs ``docs_dir`` (``site/``). Only ``site/data/results.csv``, ``runs.json``,
-        ``submissions.json``, ``recall_at_k.csv``, ``item_ranks.csv`` and ``security.json`` are
+        ``submissions.json``, ``recall_at_k.csv``, ``item_ranks.csv.gz`` and ``security.json`` are
         read; a missing file counts as empty.
     repo_root : pathlib.Path, optional
         The repository (default: the folder above ``site_dir``); the "How to submit" page shows a
@@ -2266,7 +2275,7 @@ def _methodology_page(data: _SiteData) -> str:
             f"Rank intervals come from a paired bootstrap over molecules [3]: {BOOTSTRAP['n_boot']:,} "
             f"times (seed {BOOTSTRAP['seed']}), each data set's molecules are drawn with replacement, the "
             "same draw serving every model and augmentation; each criterion's Acc@1 is recomputed from "
-            "the per-molecule ranks (`item_ranks.csv`) and the table re-ranked with Copeland. A model's "
+            "the per-molecule ranks (`item_ranks.csv.gz`) and the table re-ranked with Copeland. A model's "
             f"interval is the {level} % percentile interval of its bootstrap ranks. Two models are "
             f"*separated* when one ranks strictly above the other in at least {round(50 + level / 2)} % of "
             "the replicates; groups are consecutive tiers along the ranking (a model joins the current "
@@ -2385,7 +2394,7 @@ def _downloads_page(data: _SiteData) -> str:
         + ", ".join(f"`{c}`" for c in RECALL_COLUMNS)
         + ". Curves cover K = 1 … 100 on the last layer, every distance, direction and subset.",
         "",
-        "`item_ranks.csv` has one row per molecule with the columns "
+        "`item_ranks.csv.gz` has one row per molecule with the columns "
         + ", ".join(f"`{c}`" for c in ITEM_RANK_COLUMNS)
         + ": the rank the model gave the molecule's true partner (1 = found; a tie counts half, "
         "e.g. 1.5) on the last layer, L2 distance, original → augmented; `status` is `changed` for a "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import html
 import itertools
 import json
@@ -743,10 +744,10 @@ def test_item_ranks_round_trip(ranked: dict) -> None:
     assert got["rank"].tolist() == expected["rank"].tolist()
     for col in ITEM_RANK_COLUMNS[:-1]:
         assert got[col].astype(str).tolist() == expected[col].astype(str).tolist(), col
-    raw = (ranked["site"] / "data" / "item_ranks.csv").read_text(encoding="utf-8").splitlines()
+    raw = gzip.decompress((ranked["site"] / "data" / "item_ranks.csv.gz").read_bytes()).decode().splitlines()
     assert raw[0] == ",".join(ITEM_RANK_COLUMNS)
     assert not any(line.endswith(".0") for line in raw)  # ranks written as 1, 30, not 1.0
-    assert "item_ranks.csv" in _text(ranked["public"] / "downloads" / "index.html")
+    assert "item_ranks.csv.gz" in _text(ranked["public"] / "downloads" / "index.html")
 
 
 @pytest.mark.parametrize(
