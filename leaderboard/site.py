@@ -502,17 +502,24 @@ def _empty_item_ranks() -> pd.DataFrame:
     return frame
 
 
-def _normalise_item_ranks(ranks: pd.DataFrame) -> pd.DataFrame:
-    if not isinstance(ranks, pd.DataFrame):
-        raise TypeError(f"item_ranks must be a pandas DataFrame, got {type(ranks).__name__}.")
-    if ranks.empty and not set(ITEM_RANK_COLUMNS) <= set(ranks.columns):
-        return _empty_item_ranks()
-    missing = [c for c in ITEM_RANK_COLUMNS if c not in ranks.columns]
+def _require_columns(frame: pd.DataFrame, columns: Sequence[str], what: str, hint: str) -> None:
+    """Raise ``TypeError``/``ValueError`` naming ``what`` unless ``frame`` is a DataFrame with ``columns``."""
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"{what} must be a pandas DataFrame, got {type(frame).__name__}.")
+    missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise ValueError(
-            f"item_ranks: missing columns {missing}; got {list(map(str, ranks.columns))}. "
-            f"Pass the rows of ResultStore.export_item_ranks() ({list(ITEM_RANK_COLUMNS)})."
-        )
+        raise ValueError(f"{what}: missing columns {missing}; got {list(map(str, frame.columns))}. {hint}")
+
+
+def _normalise_item_ranks(ranks: pd.DataFrame) -> pd.DataFrame:
+    if isinstance(ranks, pd.DataFrame) and ranks.empty and not set(ITEM_RANK_COLUMNS) <= set(ranks.columns):
+        return _empty_item_ranks()
+    _require_columns(
+        ranks,
+        ITEM_RANK_COLUMNS,
+        "item_ranks",
+        f"Pass the rows of ResultStore.export_item_ranks() ({list(ITEM_RANK_COLUMNS)}).",
+    )
     frame = pd.DataFrame(index=pd.RangeIndex(len(ranks)))
     for col in ITEM_RANK_COLUMNS[:-1]:
         column = ranks[col].reset_index(drop=True)
@@ -573,7 +580,7 @@ def _write_csv(frame: pd.DataFrame, path: Path) -> None:
     with _atomic(path) as raw:
         # ``.gz`` exports (the per-molecule ranks: ~10 MB as text) are compressed; mtime 0 and no file
         # name in the header keep the bytes identical across rebuilds.
-        with (gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") if _gz(path) else raw) as handle:
+        with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="") if _gz(path) else raw as handle:
             handle.write((",".join(map(str, frame.columns)) + "\n").encode())
             pa_csv.write_csv(pa.table(arrays), handle, write_options=options)
 
@@ -586,16 +593,9 @@ def _empty_curves() -> pd.DataFrame:
 
 
 def _normalise_curves(curves: pd.DataFrame) -> pd.DataFrame:
-    if not isinstance(curves, pd.DataFrame):
-        raise TypeError(f"curves must be a pandas DataFrame, got {type(curves).__name__}.")
-    if curves.empty and not set(RECALL_COLUMNS) <= set(curves.columns):
+    if isinstance(curves, pd.DataFrame) and curves.empty and not set(RECALL_COLUMNS) <= set(curves.columns):
         return _empty_curves()
-    missing = [c for c in RECALL_COLUMNS if c not in curves.columns]
-    if missing:
-        raise ValueError(
-            f"curves: missing columns {missing}; got {list(map(str, curves.columns))}. "
-            f"The long format needs {list(RECALL_COLUMNS)}."
-        )
+    _require_columns(curves, RECALL_COLUMNS, "curves", f"The long format needs {list(RECALL_COLUMNS)}.")
     frame = pd.DataFrame(index=pd.RangeIndex(len(curves)))
     for col in _CURVE_KEY_COLUMNS:
         column = curves[col].reset_index(drop=True)
@@ -663,14 +663,7 @@ def _empty_results() -> pd.DataFrame:
 
 
 def _normalise_results(results: pd.DataFrame) -> pd.DataFrame:
-    if not isinstance(results, pd.DataFrame):
-        raise TypeError(f"results must be a pandas DataFrame, got {type(results).__name__}.")
-    missing = [c for c in RESULT_COLUMNS if c not in results.columns]
-    if missing:
-        raise ValueError(
-            f"results: missing columns {missing}; got {list(map(str, results.columns))}. "
-            f"The long format needs {list(RESULT_COLUMNS)}."
-        )
+    _require_columns(results, RESULT_COLUMNS, "results", f"The long format needs {list(RESULT_COLUMNS)}.")
     frame = results.loc[:, list(RESULT_COLUMNS)].copy()
     for col in _KEY_COLUMNS:
         if frame[col].isna().any():
@@ -2602,8 +2595,17 @@ def build_site(repo_root: Path, *, strict: bool = True, timeout_s: float = 600.0
     staging = repo_root / f".public-building-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     # Build beside public/ and swap when complete: a killed build never leaves a half-written site.
-    cmd = [sys.executable, "-m", "mkdocs", "build", "--clean", "--config-file", str(config), "--site-dir",
-           str(staging)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mkdocs",
+        "build",
+        "--clean",
+        "--config-file",
+        str(config),
+        "--site-dir",
+        str(staging),
+    ]
     if strict:
         cmd.append("--strict")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
