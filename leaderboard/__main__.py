@@ -28,17 +28,17 @@ def _root(args: argparse.Namespace) -> Path:
     if getattr(args, "root", None):
         return Path(args.root).resolve()
     if getattr(args, "changed_since", None):
-        from leaderboard.changes import repo_toplevel
+        from leaderboard.intake.changes import repo_toplevel
 
         return repo_toplevel(Path.cwd())
     return REPO_ROOT
 
 
 def _validate_report(args: argparse.Namespace, allow: list[str]) -> int:
-    """``validate --changed-since REF`` and/or ``--format markdown`` (see leaderboard/report.py)."""
-    from leaderboard.changes import ChangeError, changed_submissions
-    from leaderboard.manifest import MANIFEST_NAME, discover
-    from leaderboard.report import check_manifest, check_manifests, validation_markdown
+    """``validate --changed-since REF`` and/or ``--format markdown`` (see leaderboard/intake/report.py)."""
+    from leaderboard.intake.changes import ChangeError, changed_submissions
+    from leaderboard.intake.manifest import MANIFEST_NAME, discover
+    from leaderboard.intake.report import check_manifest, check_manifests, validation_markdown
 
     if args.changed_since and args.paths:
         print("error: give manifest paths or --changed-since REF, not both", file=sys.stderr)
@@ -85,7 +85,7 @@ def _validate_report(args: argparse.Namespace, allow: list[str]) -> int:
 
 
 def _new_submission(args: argparse.Namespace) -> int:
-    from leaderboard.scaffold import ScaffoldError, next_steps, write_submission
+    from leaderboard.intake.scaffold import ScaffoldError, next_steps, write_submission
 
     try:
         written = write_submission(args.id, root=_root(args))
@@ -98,7 +98,7 @@ def _new_submission(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from leaderboard.manifest import discover, validate_paths
+    from leaderboard.intake.manifest import discover, validate_paths
 
     allow = [s for s in (args.allow_remote_code or "").split(",") if s]
     if args.changed_since or args.format == "markdown":
@@ -125,8 +125,8 @@ def _store(state_dir: Path):
 
 
 def _site(state_dir: Path, *, build: bool = True) -> Path:
-    from leaderboard.manifest import ManifestError, discover, load_submission
-    from leaderboard.site import build_site, generate_pages, write_exports
+    from leaderboard.intake.manifest import ManifestError, discover, load_submission
+    from leaderboard.site.build import build_site, generate_pages, write_exports
 
     submissions = []
     for path in discover(REPO_ROOT / "submissions"):
@@ -172,8 +172,8 @@ def _site(state_dir: Path, *, build: bool = True) -> Path:
 
 def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
     """Write ``<state>/pr-summary.md`` (scores, rank, rank changes of the changed submissions)."""
-    from leaderboard.manifest import discover
-    from leaderboard.report import pr_summary
+    from leaderboard.intake.manifest import discover
+    from leaderboard.intake.report import pr_summary
 
     ids = sorted({p.parent.name for p in discover(REPO_ROOT / "submissions")} | set(changes.deleted))
     results, _ = _store(state_dir).export(ids)
@@ -186,16 +186,16 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from evaluators.tracks import TrackOptions
-    from leaderboard.evaluate import EvaluationLockedError, Evaluator
-    from leaderboard.images import DEFAULT_BASE_IMAGE
-    from leaderboard.runner import SandboxLimits
+    from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
+    from leaderboard.execution.images import DEFAULT_BASE_IMAGE
+    from leaderboard.execution.runner import SandboxLimits
 
     state_dir = Path(args.state_dir)
     options = TrackOptions(limit=args.limit) if args.limit else TrackOptions()
     ids = args.submission or None
     changes = None
     if args.changed_since:
-        from leaderboard.changes import ChangeError, changed_submissions
+        from leaderboard.intake.changes import ChangeError, changed_submissions
 
         if args.submission:
             print("error: give --submission or --changed-since, not both", file=sys.stderr)

@@ -321,7 +321,7 @@ class ResultStore:
         metric_history: Mapping[str, Iterable[tuple[int, float]]],
         artifacts: Iterable[Path],
     ) -> str:
-        """Log one finished training run (``leaderboard.training``) to the experiment ``chemrobust-training``.
+        """Log one finished training run (``leaderboard.tools.training``) to ``chemrobust-training``.
 
         Kept apart from the evaluation experiment, so :meth:`latest_runs` and the site never see it; its
         artifacts live in ``<evaluation artifact location>/training``.
@@ -390,7 +390,7 @@ class ResultStore:
             FINISHED, restricted to the headline setting (distance ``l2``, direction
             ``original_to_augmented``). ``id`` and ``status`` (``changed`` / ``identical``) are strings,
             ``rank`` a float (a tie gives a fractional rank such as 1.5). FAILED runs and runs without the
-            artifact contribute no rows. These are the items :mod:`leaderboard.uncertainty` resamples.
+            artifact contribute no rows. These are the items :mod:`leaderboard.ranking.uncertainty` resamples.
 
         Raises
         ------

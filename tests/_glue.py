@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pandas as pd
-from _paths import shared_dir
+
+from tests._paths import shared_dir
 
 GLUE_TASKS = ["CoLA", "SST-2", "MRPC", "STS-B", "QQP", "MNLI-m", "MNLI-mm", "QNLI", "RTE", "WNLI"]
 GLUE_PAIRED = {"MRPC", "STS-B", "QQP"}  # "a/b" columns: two criteria of weight 0.5 each

@@ -38,7 +38,7 @@ runpy.run_path("/job/snippet.py", run_name="__main__")
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[object]:
     """A connected ``docker.DockerClient``; skip without an engine, fail when ``CI`` is set."""
-    from leaderboard.runner import docker_client_or_none
+    from leaderboard.execution.runner import docker_client_or_none
 
     client = docker_client_or_none()
     if client is None:
@@ -53,7 +53,7 @@ def docker_client() -> Iterator[object]:
 @pytest.fixture(scope="session")
 def sandbox_image(docker_client, tmp_path_factory) -> str:
     """Tag of a tiny image whose entrypoint runs ``/job/snippet.py``; built once per session, then reused."""
-    from leaderboard.images import BOOTSTRAP_BASE_TAG, ensure_base_image
+    from leaderboard.execution.images import BOOTSTRAP_BASE_TAG, ensure_base_image
 
     base = ensure_base_image(docker_client, BOOTSTRAP_BASE_TAG, REPO_ROOT)
     base_id = docker_client.images.get(base).id

@@ -1,13 +1,13 @@
 /*
  * ChemRobust site: draws the figures of the generated pages with plotly.js.
  *
- * Hand-written static file, committed with the site (not generated; leaderboard/site.py does not
+ * Hand-written static file, committed with the site (not generated; leaderboard/site/build.py does not
  * touch it). Loaded on every page through `extra_javascript` in mkdocs.yml, after
  * javascripts/vendor/plotly.min.js (copied from the pinned plotly package by
- * leaderboard.site.generate_pages; no CDN).
+ * leaderboard.site.build.generate_pages; no CDN).
  *
  * Every `<div class="chemrobust-plot" data-figure="data/plots/<id>.json">` written by
- * leaderboard/plots.py::figure_html is filled with the figure stored in that JSON file
+ * leaderboard/site/plots.py::figure_html is filled with the figure stored in that JSON file
  * ({"data": [...], "layout": {...}}, without a template). `data-figure` is relative to the site
  * root, which is derived from this script's own URL (<root>/javascripts/plots.js), so it resolves
  * the same on `amore/` and on `submissions/<id>/` (use_directory_urls) and under any base path.

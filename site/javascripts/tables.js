@@ -5,7 +5,7 @@
  * `extra_javascript` in mkdocs.yml, after javascripts/tablesort/tablesort.min.js and its number sort
  * (vendored from the npm package tablesort 5.7.1, see javascripts/tablesort/README.md; no CDN).
  *
- * 1. Every `<script type="application/json" class="chemrobust-table">` written by leaderboard/site.py
+ * 1. Every `<script type="application/json" class="chemrobust-table">` written by leaderboard/site/build.py
  *    (a model page's "All N numbers": {"columns": [...], "align": [...], "rows": [[text, ...], ...]},
  *    cells already formatted) is replaced by an HTML table built with DOM calls (text only, no HTML
  *    parsing of the data). Embedding the rows as JSON keeps thousands of cells out of the MkDocs build

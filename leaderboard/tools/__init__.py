@@ -1,0 +1,1 @@
+"""Maintainer tools apart from production code: reference-model training, its tokenizer, benchmarks."""

@@ -1,0 +1,176 @@
+"""Speed benchmark of the AMORE track (``nox -s bench``): overhead over the model's own forward passes.
+
+Prints, for one submission on one data set (default ``minilm-l6-text`` on ``chebi20``), run in-process so
+that only our code is timed (image build and model loading excluded):
+
+- the bare forward passes over the evaluation's unique strings with the same length-bucketed batching —
+  tokenization + ``model(**batch)``, nothing else: the floor;
+- the whole AMORE evaluation from reading the molecules to the last metric, and its ratio to the floor
+  (target ≤ 1.15);
+- the reference method of the AMORE paper's code: batch size 1, originals re-embedded for each augmentation,
+  FAISS ``IndexFlatL2`` search with k = N (last layer, L2, one direction) — and our speed-up over it;
+- retrieval time for all layers × augmentations × distances × directions, and peak memory.
+
+Side effects: none beyond CPU time (writes artifacts to a temporary folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print its figures."""
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.tools.bench", description=__doc__)
+    parser.add_argument("--submission", default="minilm-l6-text")
+    parser.add_argument("--dataset", default="chebi20")
+    parser.add_argument("--limit", type=int, help="first N molecules only")
+    parser.add_argument(
+        "--reference-limit",
+        type=int,
+        default=None,
+        help="molecules for the batch-size-1 reference method (default: same as --limit); "
+        "its time is scaled linearly to the full set when smaller, and said so",
+    )
+    parser.add_argument("--skip-reference", action="store_true")
+    args = parser.parse_args(argv)
+
+    import torch
+
+    from evaluators.adapters import length_bucketed_batches
+    from evaluators.augmentations import AUGMENTATIONS, get_augmentation
+    from evaluators.datasets import load_dataset
+    from evaluators.job import model_config
+    from evaluators.tracks import TrackOptions
+    from evaluators.tracks.amore import AmoreTrack
+    from leaderboard.execution.data import prepare_dataset
+    from leaderboard.execution.evaluate import job_document
+    from leaderboard.execution.weights import fetch_weights
+    from leaderboard.intake.manifest import load_submission
+
+    state = REPO_ROOT / ".state"
+    folder = REPO_ROOT / "submissions" / args.submission
+    sub = load_submission(folder)
+    weights = fetch_weights(sub, folder, state)
+    data_root = prepare_dataset(args.dataset, state)
+    options = TrackOptions(limit=args.limit)
+    job = job_document(
+        sub, track="amore", dataset=args.dataset, options=options, version="", has_weights=True
+    )
+    config = model_config(job, models_dir=weights or state, submission_dir=folder)
+    from evaluators.adapters import load_adapter
+
+    adapter = load_adapter(config)
+    print(f"bench: {sub.id} on {args.dataset} (limit {args.limit}), torch threads {torch.get_num_threads()}")
+
+    # The floor first: the same unique strings, same batching, tokenizer + forward only.
+    dataset = load_dataset(args.dataset, data_root, limit=args.limit)
+    molecules = dataset.molecules
+    strings: dict[str, None] = dict.fromkeys(m.smiles for m in molecules)
+    for name in AUGMENTATIONS:
+        aug = get_augmentation(name, options.seed)
+        for m in molecules:
+            p = aug.apply(m.id, m.smiles)
+            if p.status == "changed":
+                strings.setdefault(p.augmented, None)
+    texts = list(strings)
+    model, tok = adapter.model, adapter.tokenizer
+    batches = length_bucketed_batches(texts, config.batch_size)
+    with torch.inference_mode():  # warm-up (thread pools, allocator), so neither timing pays for it
+        model(**tok([texts[i] for i in batches[len(batches) // 2]], padding=True, return_tensors="pt"))
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        for index in batches:
+            batch = tok(
+                [texts[i] for i in index],
+                padding=True,
+                truncation=True,
+                max_length=config.max_length,
+                return_tensors="pt",
+            )
+            model(**batch, output_hidden_states=True)
+    floor = time.perf_counter() - t0
+
+    # The whole evaluation (reading molecules → last metric), as the job runs it minus model loading.
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        dataset = load_dataset(args.dataset, data_root, limit=args.limit)
+        track = AmoreTrack(options)
+        result = track.run(adapter, dataset, out_dir=Path(tmp), log=lambda _m: None)
+        total = time.perf_counter() - t0
+    timing = result["timing"]
+    n_strings = result["counts"]["n_unique_strings"]
+
+    rows = [
+        ("unique strings embedded", f"{n_strings}"),
+        ("bare forward passes (floor)", f"{floor:.2f} s  ({n_strings / floor:.0f} strings/s)"),
+        ("whole AMORE evaluation", f"{total:.2f} s"),
+        (
+            "  of which augment / embed / retrieval / artifacts",
+            f"{timing['augment_s']:.2f} / {timing['embed_s']:.2f} / {timing['retrieval_s']:.2f} / "
+            f"{timing['artifacts_s']:.2f} s",
+        ),
+        ("overhead ratio (target <= 1.15)", f"{total / floor:.3f}"),
+        (
+            "retrieval: layers x augmentations x distances x directions",
+            f"{len(result['counts']['layers'])} x 5 x {len(options.distances)} x 2 "
+            f"in {timing['retrieval_s']:.2f} s",
+        ),
+        ("peak memory (RSS)", f"{_peak_mb():.0f} MiB"),
+    ]
+
+    if not args.skip_reference:
+        import faiss
+
+        ref_limit = args.reference_limit or args.limit
+        ref_mols = molecules[:ref_limit] if ref_limit else molecules
+        t0 = time.perf_counter()
+
+        def embed_one(text: str) -> np.ndarray:
+            batch = tok([text], truncation=True, max_length=config.max_length, return_tensors="pt")
+            with torch.inference_mode():
+                hidden = model(**batch).last_hidden_state
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+            return ((hidden * mask).sum(1) / mask.sum(1)).numpy()[0]
+
+        for name in AUGMENTATIONS:
+            aug = get_augmentation(name, options.seed)
+            pairs = [aug.apply(m.id, m.smiles) for m in ref_mols]
+            pairs = [p for p in pairs if p.status != "excluded"]
+            originals = np.stack([embed_one(p.original) for p in pairs]).astype(np.float32)
+            augmented = np.stack([embed_one(p.augmented) for p in pairs]).astype(np.float32)
+            index = faiss.IndexFlatL2(augmented.shape[1])
+            index.add(augmented)
+            _, found = index.search(originals, len(pairs))
+            _ranks = 1 + np.argmax(found == np.arange(len(pairs))[:, None], axis=1)
+        reference = time.perf_counter() - t0
+        scale = len(molecules) / len(ref_mols)
+        note = "" if scale == 1 else f" (measured on {len(ref_mols)} molecules, scaled x{scale:.1f})"
+        rows += [
+            ("reference method (bs 1, re-embed, FAISS k=N)", f"{reference * scale:.1f} s{note}"),
+            ("speed-up over reference (target >= 2x on CPU)", f"{reference * scale / total:.1f}x"),
+        ]
+    if torch.cuda.is_available():
+        rows.append(("GPU", torch.cuda.get_device_name(0)))
+    else:
+        rows.append(("GPU", "none (CPU figures only)"))
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"{key:<{width}}  {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

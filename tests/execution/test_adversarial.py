@@ -1,0 +1,360 @@
+"""Hostile submissions through the real pipeline: sandbox and result store must hold (issue 4, item 1).
+
+The suite copies every hostile submission of ``tests/adversarial/`` next to two well-behaved ones into a
+temporary submissions folder and evaluates them with :class:`leaderboard.execution.evaluate.Evaluator` and the
+Docker runner (real image builds, real containers, an MLflow store of its own), with small sandbox limits.
+Every attack must end as a FAILED run whose one-line reason says what stopped it — in the terminal, in
+MLflow and on the generated site — while the reference submission's results stay exactly as they were.
+Canary secrets are put into the host's environment for the whole suite; none may appear anywhere in what
+the evaluation stored or printed. When every case ran and was contained, the attack → outcome table is
+printed and written to ``site/data/security.json`` (the site's "Security model" page).
+
+The state folder is private (own lock, jobs, MLflow) but shares the repository's caches (wheelhouse and
+data) through links, like the end-to-end test shares ``.state/``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import resource
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evaluators.tracks import TrackOptions
+from leaderboard.execution.data import prepare_dataset
+from leaderboard.execution.evaluate import Evaluator
+from leaderboard.execution.runner import OWNER_LABEL, SandboxLimits
+from leaderboard.site.security import CASE_KEYS, format_table, write_security_table
+from leaderboard.store import REASON_TAG, ResultStore
+
+ROOT = Path(__file__).resolve().parents[2]
+ADVERSARIAL = Path(__file__).resolve().parents[1] / "adversarial"
+REFERENCE = "morgan-fingerprint-reference"  # evaluated before the attacks; must be untouched after
+AFTER = "char-ngram-baseline"  # evaluated after every attack; must still work
+DATASET = "datamol-default"
+MARKER = "chemrobust-host-marker"
+MIB = 1024**2
+
+SUITE_LIMITS = SandboxLimits(
+    memory="512m",
+    pids=256,
+    cpus=1.0,
+    timeout_s=120,
+    tmpfs_size="256m",
+    output_cap_bytes=64 * 1024,
+    out_cap_bytes=96 * MIB,
+    out_max_files=200,
+)
+SHORT_LIMITS = SUITE_LIMITS.model_copy(update={"timeout_s": 5})
+CANARY = f"chemrobust-canary-{uuid.uuid4().hex}"
+CANARIES = {
+    "CHEMROBUST_HOST_SECRET": CANARY,
+    "HF_TOKEN": f"hf_{CANARY}",
+    "AWS_SECRET_ACCESS_KEY": f"aws-{CANARY}",
+    "GITHUB_TOKEN": f"ghp_{CANARY}",
+}
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+@dataclass(frozen=True)
+class Case:
+    attack: str
+    expected: str
+    reason: str  # regular expression the one-line reason must match (re.search)
+    limits: SandboxLimits = SUITE_LIMITS
+
+
+CASES = [
+    Case("attack-network", "FAILED: no network",
+         r"^chemrobust: error: RuntimeError: network blocked: 4 of 4 connections failed \(Network is "
+         r"unreachable\); DNS fails .*interfaces \['lo'\]$"),
+    Case("attack-write-outside", "FAILED: read-only filesystem and mounts",
+         r"^chemrobust: error: RuntimeError: nothing written outside /out: 11 of 11 targets refused "
+         r"\((Permission denied, )?Read-only file system\)$"),
+    Case("attack-fork-bomb", "FAILED: pids limit",
+         r"^chemrobust: error: RuntimeError: fork bomb stopped by the pids limit: \[Errno 11\] "
+         r"Resource temporarily unavailable$"),
+    Case("attack-memory", "FAILED: out of memory", r"^out of memory \(limit 512m\)$"),
+    Case("attack-timeout", "FAILED: wall-clock timeout", r"^wall-clock timeout after 5 s$", SHORT_LIMITS),
+    Case("attack-flood", "FAILED, log tail capped",
+         r"^chemrobust: error: RuntimeError: flooded stdout and stderr with 68 MiB$"),
+    Case("attack-log-injection", "FAILED, reason sanitised",
+         r"^chemrobust: error: RuntimeError: \?\[2J\?\[H\?\[1;32mALL RUNS PASSED\?\[0m\?\?\?\?forged\? "
+         r"<script>"),
+    Case("attack-result-garbage", "FAILED: output rejected",
+         r"^invalid output: result\.json is not valid JSON: 'utf-8' codec can't decode"),
+    Case("attack-result-oversized", "FAILED: output rejected",
+         r"^invalid output: result\.json is 67109888 bytes, over the 67108864 limit$"),
+    Case("attack-result-forged", "FAILED: output rejected",
+         r"^invalid output: metric row 1: acc_at_1 must be a value in \[0, 1\], got 7\.5$"),
+    Case("attack-nan-embeddings", "FAILED: embeddings rejected",
+         r"^chemrobust: error: EmbeddingError: layer 'last': \d+ of \d+ embeddings contain NaN or inf$"),
+    Case("attack-wrong-shape", "FAILED: embeddings rejected",
+         r"^chemrobust: error: EmbeddingError: layer 'last': expected an array of shape \((\d+), d\), "
+         r"got \(\d+, 8\)$"),
+    Case("attack-env-secrets", "FAILED: no secret in the environment",
+         r"^chemrobust: error: RuntimeError: no secrets in the environment; it holds only "
+         r"(?!.*(SECRET|TOKEN))[A-Z0-9_, ]*HF_HUB_OFFLINE, HOME, HOSTNAME[A-Z0-9_, ]*$"),
+    Case("attack-host-paths", "FAILED: nothing beyond the mounts, no privilege",
+         r"^chemrobust: error: RuntimeError: no host path reached: no host file beyond the mounts, no engine "
+         r"socket; setuid, mount, unshare, chroot refused \(Operation not permitted\); CapEff "
+         r"0000000000000000, NoNewPrivs 1, Seccomp 2$"),
+    Case("attack-symlink-out", "FAILED: output rejected, links not followed",
+         r"^invalid output: 'host-environ\.txt' in the output is a symbolic link"),
+    Case("attack-fill-out", "FAILED: output cap",
+         r"^output limit exceeded: more than 96 MiB or 200 files written to /out$"),
+]  # fmt: skip
+
+
+def shared_state(state: Path) -> Path:
+    """Make ``state`` a private state folder that shares the repository's wheelhouse and data caches."""
+    from leaderboard.execution.images import ensure_wheelhouse
+
+    repo_state = ROOT / ".state"
+    main = ensure_wheelhouse("cpu", repo_state, repo_root=ROOT, log=lambda line: None)
+    (state / "wheelhouse").mkdir(parents=True, exist_ok=True)
+    link = state / "wheelhouse" / main.name
+    if not link.exists():
+        link.symlink_to(main.resolve(), target_is_directory=True)
+    (repo_state / "data").mkdir(parents=True, exist_ok=True)
+    if not (state / "data").exists():
+        (state / "data").symlink_to((repo_state / "data").resolve(), target_is_directory=True)
+    return state
+
+
+def _tree_digest(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@dataclass
+class Suite:
+    tmp: Path
+    state: Path
+    store: ResultStore
+    lines: list[str]
+    seconds: dict[str, float]
+    reference_before: dict
+    reference_after: dict
+    reference_rerun: tuple[int, int]
+    flood_rss_growth_mib: float
+    data_before: dict[str, str]
+    site_index: str
+    runs: dict[str, object] = field(default_factory=dict)  # latest run per submission
+
+
+def _reference_snapshot(store: ResultStore) -> dict:
+    (run,) = [r for r in store.latest_runs([REFERENCE])]
+    artifacts = sorted(a.path for a in store.client.list_artifacts(run.info.run_id))
+    return {
+        "run_id": run.info.run_id,
+        "status": run.info.status,
+        "metrics": dict(run.data.metrics),
+        "artifacts": artifacts,
+        "result": store.result_of(run),
+    }
+
+
+@pytest.fixture(scope="module")
+def suite(docker_client, tmp_path_factory) -> Suite:
+    from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ensure_base_image
+    from leaderboard.site.build import generate_pages, write_exports
+
+    tmp = tmp_path_factory.mktemp("adversarial")
+    subs = tmp / "submissions"
+    for name in (REFERENCE, AFTER):
+        shutil.copytree(ROOT / "submissions" / name, subs / name)
+    for case in CASES:
+        shutil.copytree(ADVERSARIAL / case.attack, subs / case.attack)
+    state = shared_state(tmp / "state")
+    (state / "jobs").mkdir()
+    # Files the host keeps beside (never inside) what it mounts; the host-path attack looks for them.
+    for folder in (tmp, state, subs, state / "jobs"):
+        (folder / f"{MARKER}-{folder.name}.txt").write_text(f"host-only file in {folder}\n")
+    data_dir = prepare_dataset(DATASET, state) / DATASET  # built once, before the digest is taken
+    data_before = _tree_digest(data_dir)
+
+    mp = pytest.MonkeyPatch()
+    for name, value in CANARIES.items():
+        mp.setenv(name, value)
+    lines: list[str] = []
+    seconds: dict[str, float] = {}
+    store = ResultStore(f"sqlite:///{tmp}/mlflow.db", artifact_root=tmp / "artifacts")
+    base = ensure_base_image(docker_client, DEFAULT_BASE_IMAGE, ROOT, log=lines.append)
+
+    def evaluate(ids: list[str], limits: SandboxLimits, step: str):
+        t0 = time.perf_counter()
+        evaluator = Evaluator(
+            ROOT, state, store, runner="docker", gpu="off", base_image=base,
+            options=TrackOptions(limit=20), submissions_dir=subs, log=lines.append, limits=limits,
+        )  # fmt: skip
+        summary = evaluator.run(ids, [DATASET])
+        seconds[step] = round(time.perf_counter() - t0, 1)
+        return summary
+
+    try:
+        first = evaluate([REFERENCE], SUITE_LIMITS, "reference")
+        assert first.computed == 1 and not first.failed, "\n".join(lines[-40:])
+        before = _reference_snapshot(store)
+
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        evaluate(["attack-flood"], SUITE_LIMITS, "flood")
+        flood_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
+
+        ordinary = [c.attack for c in CASES if c.limits is SUITE_LIMITS and c.attack != "attack-flood"]
+        evaluate([*ordinary, AFTER], SUITE_LIMITS, "attacks")
+        evaluate([c.attack for c in CASES if c.limits is SHORT_LIMITS], SHORT_LIMITS, "timeout")
+        rerun = evaluate([REFERENCE], SUITE_LIMITS, "reference again")
+    finally:
+        mp.undo()
+
+    after = _reference_snapshot(store)
+    results, runs = store.export()
+    site = tmp / "site"
+    write_exports(
+        results, runs, [{"id": p.name, "name": p.name} for p in sorted(subs.iterdir()) if p.is_dir()], site
+    )
+    generate_pages(site)
+    latest = {run.data.tags["submission"]: run for run in store.latest_runs()}
+    return Suite(
+        tmp=tmp, state=state, store=store, lines=lines, seconds=seconds, reference_before=before,
+        reference_after=after, reference_rerun=(rerun.computed, rerun.reused),
+        flood_rss_growth_mib=flood_growth, data_before=data_before,
+        site_index=(site / "index.md").read_text(encoding="utf-8"), runs=latest,
+    )  # fmt: skip
+
+
+def loot(suite: Suite, run) -> object:
+    """What a run that should have failed reported about itself (its ``describe()``)."""
+    return suite.store.result_of(run).get("model") if run.info.status == "FINISHED" else None
+
+
+def site_row(suite: Suite, attack: str) -> str:
+    """The row of the site's failed-runs table (on the index page) that links to ``attack``'s page."""
+    rows = [ln for ln in suite.site_index.splitlines() if ln.startswith("|") and f"/{attack}.md)" in ln]
+    return rows[0] if rows else ""
+
+
+def outcome(suite: Suite, attack: str) -> tuple[str, str]:
+    run = suite.runs.get(attack)
+    if run is None:
+        return "MISSING", "no run recorded"
+    return run.info.status, run.data.tags.get(REASON_TAG, "")
+
+
+# --------------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.attack for c in CASES])
+def test_attack_is_contained_with_a_one_line_reason(suite, case):
+    status, reason = outcome(suite, case.attack)
+    run = suite.runs[case.attack]
+    assert status == "FAILED", f"{case.attack} was not contained: {status}; it got {loot(suite, run)}"
+    assert re.search(case.reason, reason), f"{case.attack}: unexpected reason {reason!r}"
+    assert "\n" not in reason and reason.isprintable() and len(reason) <= 1000
+    # In the terminal: the run's line names the attack and the same reason.
+    said = [line for line in suite.lines if f"] {case.attack} × amore × {DATASET}: FAILED" in line]
+    assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
+    # On the site: the failed-runs table of the index lists it with its reason, escaped.
+    row = site_row(suite, case.attack)
+    words = re.findall(r"[A-Za-z]{5,}", reason)[:4]
+    assert row and all(w in row for w in words), f"{case.attack}: site row {row!r} lacks {words}"
+    # Provenance recorded with the failure, too.
+    tags = run.data.tags
+    assert tags["gpu"] == "False" and tags["runner"] == "docker"
+    assert json.loads(tags["sandbox"]) == json.loads(case.limits.model_dump_json())
+    assert json.loads(tags["hardware"])["cpu_model"]
+
+
+def test_reason_with_escapes_and_markup_is_inert_everywhere(suite):
+    _, reason = outcome(suite, "attack-log-injection")
+    for text in [reason, *suite.lines]:
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    row = site_row(suite, "attack-log-injection")
+    assert "<script>" not in row and "&lt;script&gt;" in row
+
+
+def test_reference_results_are_untouched_and_later_submissions_still_run(suite):
+    before, after = suite.reference_before, suite.reference_after
+    assert after["run_id"] == before["run_id"] and after["status"] == "FINISHED"
+    assert after["metrics"] == before["metrics"] and after["artifacts"] == before["artifacts"]
+    assert after["result"] == before["result"]
+    assert suite.reference_rerun == (0, 1), "the reference must be reused, not recomputed"
+    assert suite.runs[AFTER].info.status == "FINISHED", "a well-behaved submission after the attacks failed"
+    # Exactly one FINISHED run per well-behaved submission, whatever ran in between.
+    finished = suite.store.client.search_runs([suite.store.experiment_id], "attributes.status = 'FINISHED'")
+    assert sorted(r.data.tags["submission"] for r in finished) == sorted([REFERENCE, AFTER])
+
+
+def test_no_canary_secret_reached_anything_stored_or_printed(suite):
+    needles = [v.encode() for v in CANARIES.values()]
+    leaks = []
+    for path in sorted(suite.tmp.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            data = path.read_bytes()
+            leaks += [f"{path}" for needle in needles if needle in data]
+    leaks += [line[:200] for line in suite.lines if any(v in line for v in CANARIES.values())]
+    assert not leaks, f"host secrets leaked into: {leaks}"
+
+
+def test_host_files_and_benchmark_data_are_unchanged(suite):
+    for folder in (suite.tmp, suite.state, suite.tmp / "submissions", suite.state / "jobs"):
+        marker = folder / f"{MARKER}-{folder.name}.txt"
+        assert marker.read_text() == f"host-only file in {folder}\n"
+    assert _tree_digest(prepare_dataset(DATASET, suite.state) / DATASET) == suite.data_before
+
+
+def test_flood_keeps_a_capped_tail_and_host_memory_flat(suite):
+    run = suite.runs["attack-flood"]
+    tail_file = suite.store.client.download_artifacts(run.info.run_id, "log_tail.txt", str(suite.tmp / "dl"))
+    tail = Path(tail_file).read_bytes()
+    assert len(tail) <= SUITE_LIMITS.output_cap_bytes + 100
+    assert b"earlier output cut" in tail
+    assert suite.flood_rss_growth_mib < 64, f"host memory grew by {suite.flood_rss_growth_mib:.0f} MiB"
+    assert float(run.data.tags["wall_s"]) < 60
+
+
+def test_timeout_kills_in_time_and_no_container_is_left(suite, docker_client):
+    assert float(suite.runs["attack-timeout"].data.tags["wall_s"]) < SHORT_LIMITS.timeout_s + 15
+    left = docker_client.containers.list(
+        all=True, filters={"label": f"{OWNER_LABEL}={suite.state.resolve()}"}
+    )
+    assert left == []
+
+
+def test_attack_table_is_written_when_every_case_is_contained(suite, capsys):
+    """Runs last: prints the attack → outcome table and publishes it as site/data/security.json."""
+    cases = []
+    for case in CASES:
+        status, reason = outcome(suite, case.attack)
+        manifest = yaml.safe_load((ADVERSARIAL / case.attack / "submission.yaml").read_text())
+        contained = status == "FAILED" and re.search(case.reason, reason) is not None
+        cases.append(
+            {
+                "attack": case.attack,
+                "title": manifest["name"].removeprefix("Attack: "),
+                "does": " ".join(manifest["description"].split()),
+                "expected": case.expected,
+                "outcome": status,
+                "reason": reason,
+                "contained": contained,
+            }
+        )
+    assert [set(c) for c in cases] == [set(CASE_KEYS)] * len(cases)
+    timings = ", ".join(f"{k} {v:g} s" for k, v in suite.seconds.items())
+    with capsys.disabled():
+        print(f"\n\nattack → outcome ({len(cases)} hostile submissions; {timings})\n{format_table(cases)}\n")
+    assert all(c["contained"] for c in cases), "not every attack was contained; security.json not written"
+    write_security_table(cases, ROOT / "site" / "data")

@@ -1,0 +1,109 @@
+"""The main job in-process: real submissions, real MLflow store, reuse on re-run, failures isolated."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from evaluators.tracks import TrackOptions
+from leaderboard.execution.evaluate import (
+    EvaluationLockedError,
+    Evaluator,
+    ResultError,
+    evaluation_lock,
+    read_result,
+)
+from leaderboard.store import ResultStore
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> dict[str, Path]:
+    subs = tmp_path / "submissions"
+    for name in ("morgan-fingerprint-reference", "char-ngram-baseline"):
+        shutil.copytree(ROOT / "submissions" / name, subs / name)
+    return {"subs": subs, "state": tmp_path / "state"}
+
+
+def _evaluator(ws: dict[str, Path], lines: list[str]) -> Evaluator:
+    store = ResultStore(f"sqlite:///{ws['state']}/mlflow.db", artifact_root=ws["state"] / "artifacts")
+    ws["state"].mkdir(exist_ok=True)
+    return Evaluator(ROOT, ws["state"], store, runner="in-process", options=TrackOptions(limit=40),
+                     submissions_dir=ws["subs"], log=lines.append)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_second_run_reuses_everything_and_a_broken_submission_does_not_stop_others(workspace):
+    ws = workspace
+    ws["state"].mkdir()
+    lines: list[str] = []
+    first = _evaluator(ws, lines).run(None, ["datamol-default"])
+    assert first.computed == 2 and first.reused == 0 and not first.failed, lines
+    assert any("IN-PROCESS" in line for line in lines), "the in-process runner must say so loudly"
+
+    lines.clear()
+    second = _evaluator(ws, lines).run(None, ["datamol-default"])
+    assert (second.computed, second.reused) == (0, 2)
+    assert all("evaluating" not in line for line in lines), "a re-run with nothing changed did model work"
+
+    # Break one submission's code: it fails with a one-line reason, the other is still reused.
+    (ws["subs"] / "char-ngram-baseline" / "ngram.py").write_text("raise RuntimeError('boom in submission')\n")
+    lines.clear()
+    third = _evaluator(ws, lines).run(None, ["datamol-default"])
+    assert third.reused == 1 and third.computed == 0 and len(third.failed) == 1
+    assert "boom in submission" in third.failed[0]
+
+    store = ResultStore(f"sqlite:///{ws['state']}/mlflow.db")
+    results, runs = store.export()
+    by_sub = runs.set_index("submission")
+    # The failure is recorded, but the export keeps the newest FINISHED result for the board.
+    assert set(by_sub.index) == {"morgan-fingerprint-reference", "char-ngram-baseline"}
+    assert (by_sub["runner"] == "in-process").all()
+    head = results[(results.metric == "acc_at_1") & (results.subset == "non_trivial")
+                   & (results.layer == "last") & (results.distance == "l2")
+                   & (results.direction == "original_to_augmented")]
+    assert len(head) == 10  # 2 submissions x 5 augmentations
+
+
+def test_invalid_manifest_is_reported_and_skipped(workspace):
+    ws = workspace
+    ws["state"].mkdir()
+    bad = ws["subs"] / "morgan-fingerprint-reference" / "submission.yaml"
+    bad.write_text(bad.read_text() + "colour: blue\n")
+    lines: list[str] = []
+    summary = _evaluator(ws, lines).run(["morgan-fingerprint-reference"], ["datamol-default"])
+    assert summary.invalid and summary.computed == 0
+    assert any("colour" in line for line in lines)
+
+
+def test_second_evaluation_is_refused_while_one_holds_the_lock(tmp_path):
+    with evaluation_lock(tmp_path):
+        with pytest.raises(EvaluationLockedError, match="another evaluation is running"):
+            with evaluation_lock(tmp_path):
+                pass
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "no result.json"),
+        ("{not json", "not valid JSON"),
+        ('{"metrics": [], "benchmark_version": "other"}', "benchmark version"),
+        ('{"metrics": [{"metric": "acc_at_1"}], "benchmark_version": "v"}', "malformed metric row"),
+    ],
+)
+def test_malformed_outputs_are_rejected(tmp_path, content, message):
+    if content is not None:
+        (tmp_path / "result.json").write_text(content)
+    with pytest.raises(ResultError, match=message):
+        read_result(tmp_path, expected_version="v")
+
+
+def test_non_finite_metric_is_rejected(tmp_path):
+    row = '{"augmentation":"a","layer":"last","distance":"l2","direction":"d","subset":"all","metric":"mrr",'
+    (tmp_path / "result.json").write_text('{"benchmark_version":"v","metrics":[' + row + '"value":NaN}]}')
+    with pytest.raises(ResultError, match="non-finite"):
+        read_result(tmp_path, expected_version="v")

