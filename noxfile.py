@@ -65,14 +65,14 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def validate(session: nox.Session) -> None:
     """Check submission manifests without running submission code: ``nox -s validate [-- PATH ...]``."""
-    install(session, "pydantic", "pyyaml")
+    install(session, "pydantic", "pyyaml", "numpy", "rdkit")
     session.run("python", "-m", "leaderboard", "validate", *session.posargs, env=_env())
 
 
 @nox.session(name="new-submission", python=PYTHON)
 def new_submission(session: nox.Session) -> None:
     """Write ``submissions/ID/submission.yaml`` from the template: ``nox -s new-submission -- ID``."""
-    install(session, "pydantic", "pyyaml")
+    install(session, "pydantic", "pyyaml", "numpy", "rdkit")
     session.run("python", "-m", "leaderboard", "new-submission", *session.posargs, env=_env())
 
 

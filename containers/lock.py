@@ -10,7 +10,7 @@ Usage (from the repository root, with a Python that has pip >= 23.1 and the repo
                                                # writes containers/torch-cuda.txt (needs that index)
 
 How: ``pip install --dry-run --ignore-installed --report`` resolves :data:`TOP_LEVEL` for the image's platform
-(CPython 3.11, manylinux glibc <= 2.36, x86_64: :data:`leaderboard.execution.images.PIP_TARGET_ARGS`),
+(CPython 3.11, manylinux glibc <= 2.36, x86_64: :data:`leaderboard.execution.wheelhouse.PIP_TARGET_ARGS`),
 whatever the
 host's own Python is; the report names each chosen wheel and its sha256. Everything except torch goes to
 ``requirements.lock``; torch (plus, for CUDA, the dependencies only the CUDA build has) goes to
@@ -38,7 +38,7 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from leaderboard.execution.images import PIP_TARGET_ARGS  # noqa: E402 - after the sys.path line above
+from leaderboard.execution.wheelhouse import PIP_TARGET_ARGS  # noqa: E402 - after the sys.path line above
 
 TORCH = "torch==2.13.0"
 """The torch pin, shared by both variants."""
@@ -63,8 +63,8 @@ CUDA_TEMPLATE = """\
 # pin and the index. Lock it (torch + the nvidia-* and triton wheels it needs, with hashes) on a host that
 # reaches the index:
 #     python containers/lock.py --variant cuda --torch-index-url https://download.pytorch.org/whl/cu126
-# Until then images.ensure_wheelhouse("cuda", ...) fetches torch WITH its dependencies from this index, and
-# the image resolves them from that wheelhouse (no hash checking for this file).
+# Until then wheelhouse.ensure_wheelhouse("cuda", ...) fetches torch WITH its dependencies from this index,
+# and the image resolves them from that wheelhouse (no hash checking for this file).
 --extra-index-url https://download.pytorch.org/whl/cu126
 torch==2.13.0
 """

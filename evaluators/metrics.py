@@ -1,7 +1,10 @@
-"""Retrieval metrics of the AMORE track: pure functions of the per-query ranks.
+"""The metric registry, and the retrieval metrics of the AMORE track as pure functions of the ranks.
 
-Each metric is registered with its direction (``higher_is_better``), which the host's Copeland
-aggregation reads. Names follow scikit-learn: ``*_score`` is higher-is-better.
+:data:`METRICS` holds the declaration of every metric any track reports
+(:class:`~evaluators.schema.MetricSpec`:
+direction, bounds, label): the host validates results, orients the ranking and labels pages from it, never
+from a metric's name. A track that adds metrics registers them in its own module. Function names follow
+scikit-learn: ``*_score`` is higher-is-better.
 
 Reference: AMORE (``shared/papers/amore-smiles-augmentation-robustness.txt``), §3: top-k accuracy of
 retrieving the augmented string's embedding given the original's; MRR as in standard retrieval.
@@ -10,24 +13,18 @@ retrieving the augmented string's embedding given the original's; MRR as in stan
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from evaluators.registry import Registry
-
-
-@dataclass(frozen=True, slots=True)
-class MetricSpec:
-    """A registered metric: name, direction and the function of the ranks."""
-
-    name: str
-    higher_is_better: bool
-    fn: Callable[[np.ndarray], float]
-    description: str
-
+from evaluators.schema import MetricSpec
 
 METRICS: Registry[MetricSpec] = Registry("metric")
+
+
+def register_metric(spec: MetricSpec) -> MetricSpec:
+    """Add ``spec`` to :data:`METRICS` (a repeated name raises)."""
+    return METRICS.register(spec.name)(spec)
 
 
 def _check(ranks: np.ndarray) -> np.ndarray:
@@ -74,12 +71,46 @@ def recall_at_k_curve(ranks: np.ndarray, ks: np.ndarray) -> np.ndarray:
     return (ranks[None, :] <= np.asarray(ks)[:, None]).mean(axis=1)
 
 
+#: The rank metrics AMORE computes for every (augmentation, layer, distance, direction, subset).
+RANK_METRICS: dict[str, Callable[[np.ndarray], float]] = {
+    "acc_at_1": lambda r: accuracy_at_k_score(r, k=1),
+    "acc_at_5": lambda r: accuracy_at_k_score(r, k=5),
+    "mrr": mean_reciprocal_rank_score,
+}
+
 for _spec in (
-    MetricSpec("acc_at_1", True, lambda r: accuracy_at_k_score(r, k=1), "top-1 retrieval accuracy"),
-    MetricSpec("acc_at_5", True, lambda r: accuracy_at_k_score(r, k=5), "top-5 retrieval accuracy"),
-    MetricSpec("mrr", True, mean_reciprocal_rank_score, "mean reciprocal rank"),
+    MetricSpec("acc_at_1", True, "Acc@1", "Top-1 retrieval accuracy.", 0.0, 1.0),
+    MetricSpec("acc_at_5", True, "Acc@5", "Top-5 retrieval accuracy.", 0.0, 1.0),
+    MetricSpec("mrr", True, "MRR", "Mean reciprocal rank of the true partner.", 0.0, 1.0),
+    MetricSpec("chance_acc_at_1", True, "chance Acc@1", "Acc@1 of a random ranking, 1/N.", 0.0, 1.0),
+    MetricSpec("n_pairs", True, "n pairs", "Pairs scored (identity check passed).", 0.0, integral=True),
+    MetricSpec(
+        "n_identical", True, "n identical", "Pairs whose rewrite equals the original.", 0.0, integral=True
+    ),  # fmt: skip
+    MetricSpec(
+        "n_non_trivial",
+        True,
+        "n non-trivial",
+        "Pairs whose rewrite differs from the original.",
+        0.0,
+        integral=True,
+    ),  # fmt: skip
+    MetricSpec(
+        "n_excluded", False, "n excluded", "Pairs excluded by the identity check.", 0.0, integral=True
+    ),
+    MetricSpec(
+        "n_truncated",
+        False,
+        "n truncated",
+        "Pairs where the model saw a truncated string.",
+        0.0,
+        integral=True,
+    ),  # fmt: skip
+    MetricSpec(
+        "n_ties", False, "n ties", "Queries whose true partner tied with another item.", 0.0, integral=True
+    ),  # fmt: skip
 ):
-    METRICS.register(_spec.name)(_spec)
+    register_metric(_spec)
 
 
 def higher_is_better() -> dict[str, bool]:

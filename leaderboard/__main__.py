@@ -35,10 +35,12 @@ def _root(args: argparse.Namespace) -> Path:
 
 
 def _validate_report(args: argparse.Namespace, allow: list[str]) -> int:
-    """``validate --changed-since REF`` and/or ``--format markdown`` (see leaderboard/intake/report.py)."""
+    """``validate --changed-since REF`` and/or ``--format markdown`` (see leaderboard/intake/pr_report.py)."""
     from leaderboard.intake.changes import ChangeError, changed_submissions
     from leaderboard.intake.manifest import MANIFEST_NAME, discover
-    from leaderboard.intake.report import check_manifest, check_manifests, validation_markdown
+    from leaderboard.intake.pr_report import validation_markdown
+    from leaderboard.intake.report import check_manifest, check_manifests
+    from leaderboard.text import printable
 
     if args.changed_since and args.paths:
         print("error: give manifest paths or --changed-since REF, not both", file=sys.stderr)
@@ -75,9 +77,10 @@ def _validate_report(args: argparse.Namespace, allow: list[str]) -> int:
             f"{len(changes.changed)} submission(s) ({len(changes.added)} new), {len(changes.deleted)} removed"
         )
     for c in checks:
-        print(f"ok   {c.file}" if c.ok else f"FAIL {c.file}")
-        for p in c.problems:
-            print(f"  - {p.file}: {p.message}")
+        shown = printable(c.file, collapse=False)  # a folder name from the pull request
+        print(f"ok   {shown}" if c.ok else f"FAIL {shown}")
+        for problem in c.problems:
+            print(f"  - {problem}")
     for sub_id in changes.deleted if changes else ():
         print(f"removed submissions/{sub_id} (not checked)")
     print(f"{len(checks) - bad} valid, {bad} invalid manifest(s)")
@@ -99,6 +102,7 @@ def _new_submission(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from leaderboard.intake.manifest import discover, validate_paths
+    from leaderboard.text import printable
 
     allow = [s for s in (args.allow_remote_code or "").split(",") if s]
     if args.changed_since or args.format == "markdown":
@@ -106,22 +110,27 @@ def _validate(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or discover(_root(args) / "submissions")
     report = validate_paths(paths, allow_remote_code=allow)
     for path, problems in report.items():
-        if problems:
-            print(f"FAIL {path}")
-            for line in problems:
-                print(f"  - {line}")
-        else:
-            print(f"ok   {path}")
+        shown = printable(str(path), collapse=False)  # folder names come from pull requests
+        print(f"FAIL {shown}" if problems else f"ok   {shown}")
+        for problem in problems:
+            print(f"  - {problem}")
     bad = sum(1 for p in report.values() if p)
     print(f"{len(report) - bad} valid, {bad} invalid manifest(s)")
     return 1 if bad else 0
 
 
+def _settings(state_dir: Path):
+    """Read the maintainer settings: the one place the environment is read (leaderboard/settings.py)."""
+    from leaderboard.settings import Settings
+
+    return Settings.from_environment(repo_root=REPO_ROOT, state_dir=Path(state_dir))
+
+
 def _store(state_dir: Path):
-    from leaderboard.store import ResultStore, default_tracking_uri
+    from leaderboard.store import ResultStore
 
     state_dir.mkdir(parents=True, exist_ok=True)
-    return ResultStore(default_tracking_uri(state_dir), artifact_root=state_dir / "mlartifacts")
+    return ResultStore(_settings(state_dir).mlflow_uri(), artifact_root=state_dir / "mlartifacts")
 
 
 def _site(state_dir: Path, *, build: bool = True) -> Path:
@@ -154,15 +163,12 @@ def _site(state_dir: Path, *, build: bool = True) -> Path:
     store = _store(state_dir)
     ids = [s["id"] for s in submissions]
     results, runs = store.export(ids)
-    curves = store.export_curves(ids)  # reuses the result.json files export() downloaded
-    item_ranks = store.export_item_ranks(ids)  # per-molecule ranks: rank intervals, failure explorer
+    tables = store.export_tables(ids)  # the per-item tables every track declares
     site_dir = REPO_ROOT / "site"
-    write_exports(results, runs, submissions, site_dir, curves=curves, item_ranks=item_ranks)
-    pages = generate_pages(site_dir, repo_root=REPO_ROOT, state_dir=state_dir, cache_dir=state_dir / "cache")
-    print(
-        f"site: {len(results)} result rows, {len(curves)} Recall@K points, {len(item_ranks)} item ranks, "
-        f"{len(runs)} runs, {len(pages)} pages generated in {site_dir}"
-    )
+    write_exports(results, runs, submissions, site_dir, tables=tables)
+    pages = generate_pages(site_dir, repo_root=REPO_ROOT, cache_dir=state_dir / "cache")
+    sizes = ", ".join(f"{len(frame)} {name} rows" for name, frame in tables.items())
+    print(f"site: {len(results)} result rows, {sizes}, {len(runs)} runs, {len(pages)} pages in {site_dir}")
     if not build:
         return site_dir
     public = build_site(REPO_ROOT, strict=True)
@@ -173,7 +179,7 @@ def _site(state_dir: Path, *, build: bool = True) -> Path:
 def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
     """Write ``<state>/pr-summary.md`` (scores, rank, rank changes of the changed submissions)."""
     from leaderboard.intake.manifest import discover
-    from leaderboard.intake.report import pr_summary
+    from leaderboard.intake.pr_report import pr_summary
 
     ids = sorted({p.parent.name for p in discover(REPO_ROOT / "submissions")} | set(changes.deleted))
     results, _ = _store(state_dir).export(ids)
@@ -188,9 +194,10 @@ def _evaluate(args: argparse.Namespace) -> int:
     from evaluators.tracks import TrackOptions
     from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE
-    from leaderboard.execution.runner import SandboxLimits
+    from leaderboard.execution.sandbox import SandboxLimits
 
     state_dir = Path(args.state_dir)
+    settings = _settings(state_dir)
     options = TrackOptions(limit=args.limit) if args.limit else TrackOptions()
     ids = args.submission or None
     changes = None
@@ -223,6 +230,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             base_image=args.base_image or DEFAULT_BASE_IMAGE,
             options=options,
             limits=SandboxLimits(read_only_root=not args.writable_root),
+            settings=settings,
+            progress_stream=sys.stdout,
         )
         summary = evaluator.run(ids, args.dataset or ["datamol-default"])
     except EvaluationLockedError as exc:

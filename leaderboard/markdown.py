@@ -4,7 +4,8 @@ Everything that reaches a page or a pull-request report from a manifest, a run's
 reason goes through one of these functions: :func:`esc` (inline text), :func:`cell` (a table cell),
 :func:`code` (inline code), :func:`url` (a link target) and :func:`table`. Each output renders as the
 literal text it was given under Python-Markdown with the extensions of ``mkdocs.yml`` (no HTML, no
-emphasis, no attribute lists, no links) and on GitHub.
+emphasis, no attribute lists, no links) and on GitHub. Text for a pull-request comment also goes through
+:func:`no_mentions`, so that it notifies nobody.
 """
 
 from __future__ import annotations
@@ -80,6 +81,20 @@ def code(value: Any) -> str:
         return NO_VALUE
     text = " ".join(str(value).split())
     return f"<code>{esc(text)}</code>"
+
+
+def no_mentions(text: str) -> str:
+    r"""Put a zero-width space after every ``@`` so that GitHub makes no @-mention of ``text``.
+
+    For text already escaped for its context (:func:`esc`, :func:`cell`) that goes into a pull-request
+    comment, where ``@name`` would notify a user or a team.
+
+    Examples
+    --------
+    >>> no_mentions(cell("ping @maintainers"))
+    'ping @\u200bmaintainers'
+    """
+    return text.replace("@", "@\u200b")
 
 
 def url(value: Any) -> str:

@@ -2,11 +2,12 @@
 
 The only module that imports mlflow. A deterministic key (tag ``chemrobust.key``) makes re-runs idempotent:
 a FINISHED run with the same key is reused; a failed run is marked FAILED with its one-line reason (tag
-``chemrobust.failure_reason``) and never blocks a retry. Metrics are named
-``<track>/<metric>/<augmentation>/<layer>/<distance>/<direction>/<subset>``; the full ``result.json`` and
+``chemrobust.failure_reason``) and never blocks a retry. Metrics are named by their
+:class:`~evaluators.schema.MetricKey` (``<track>/<metric>/<dimension values>``); the full ``result.json`` and
 per-item artifacts are logged as artifacts and are what the site export reads back (:meth:`ResultStore.export`
-for the metrics, :meth:`ResultStore.export_curves` for the Recall@K curves; a FINISHED run's ``result.json``
-is downloaded once per store object and cached by run id, since it never changes).
+for the metrics, :meth:`ResultStore.export_tables` for the per-item tables each track declares; a FINISHED
+run's ``result.json`` is downloaded once per store object and cached by run id, since it never changes).
+Nothing here names a track: columns and tables come from the track registry.
 
 Default store: ``sqlite:///<repo>/.state/mlflow.db`` with artifacts in ``<repo>/.state/mlartifacts``
 (MLflow >= 3.13 refuses a plain ``./mlruns`` file store); ``MLFLOW_TRACKING_URI`` overrides.
@@ -20,7 +21,6 @@ import fcntl
 import hashlib
 import json
 import math
-import os
 import stat
 import tempfile
 import time
@@ -31,41 +31,12 @@ from typing import Any
 
 import pandas as pd
 
+from evaluators.schema import SCHEMA_VERSION, TableSpec, TrackResult
+from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
+
 EXPERIMENT = "chemrobust"
 KEY_TAG = "chemrobust.key"
 REASON_TAG = "chemrobust.failure_reason"
-RESULT_COLUMNS = [
-    "submission",
-    "track",
-    "dataset",
-    "augmentation",
-    "layer",
-    "distance",
-    "direction",
-    "subset",
-    "metric",
-    "value",
-]
-#: Columns of :meth:`ResultStore.export_curves` (one row per point of a Recall@K curve).
-CURVE_COLUMNS = [
-    "submission",
-    "track",
-    "dataset",
-    "augmentation",
-    "layer",
-    "distance",
-    "direction",
-    "subset",
-    "k",
-    "recall",
-]
-
-
-def default_tracking_uri(state_dir: Path) -> str:
-    """``MLFLOW_TRACKING_URI`` if set, else a sqlite file in the state folder."""
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{(state_dir / 'mlflow.db').resolve()}"
-
-
 @contextmanager
 def _init_lock(tracking_uri: str) -> Iterator[None]:
     """Serialise opening a local sqlite store across processes (``<db>.init-lock``, blocking).
@@ -87,20 +58,6 @@ def run_key(fields: Mapping[str, str]) -> str:
     """Deterministic key of a result: sha256 over the identifying fields (sorted), 32 hex characters."""
     blob = json.dumps(dict(fields), sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
-
-
-def metric_name(track: str, row: Mapping[str, Any]) -> str:
-    """MLflow metric name of one long-format result row."""
-    parts = [
-        track,
-        row["metric"],
-        row["augmentation"],
-        row["layer"],
-        row["distance"],
-        row["direction"],
-        row["subset"],
-    ]
-    return "/".join(str(p) for p in parts if p not in ("", "-", None))
 
 
 class ResultStore:
@@ -159,7 +116,7 @@ class ResultStore:
         for k, v in tags.items():
             self.client.set_tag(run_id, k, str(v)[:5000])
 
-    def finish(self, run_id: str, result: Mapping[str, Any], out_dir: Path) -> None:
+    def finish(self, run_id: str, result: TrackResult, out_dir: Path) -> None:
         """Log every metric of ``result`` and the output folder's files, then mark the run FINISHED.
 
         Only regular files directly in ``out_dir`` are logged: a symbolic link written by a sandboxed run
@@ -169,14 +126,19 @@ class ResultStore:
 
         now = int(time.time() * 1000)
         metrics = [
-            Metric(metric_name(result["track"], row), float(row["value"]), now, 0)
-            for row in result["metrics"]
-            if isinstance(row.get("value"), int | float) and math.isfinite(row["value"])
+            Metric(key.mlflow_name(), row.value, now, 0)
+            for key, row in zip(result.keys(), result.rows, strict=True)
+            if math.isfinite(row.value)
         ]
         for i in range(0, len(metrics), 1000):
             self.client.log_batch(run_id, metrics=metrics[i : i + 1000])
+        with tempfile.TemporaryDirectory() as tmp:
+            # The checked (and host-scored) result, not the file the run wrote.
+            checked = Path(tmp) / "result.json"
+            checked.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True))
+            self.client.log_artifact(run_id, str(checked))
         for path in sorted(out_dir.iterdir()):
-            if stat.S_ISREG(path.lstat().st_mode):
+            if path.name != "result.json" and stat.S_ISREG(path.lstat().st_mode):
                 self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
 
@@ -234,16 +196,26 @@ class ResultStore:
                 chosen[group] = run
         return [chosen[k] for k in sorted(chosen)]
 
+    def current_result(self, run) -> dict[str, Any] | None:
+        """Return a FINISHED run's ``result.json`` if it has the current schema, else ``None``."""
+        if run.info.status != "FINISHED":
+            return None
+        result = self.result_of(run)
+        return result if result.get("schema_version") == SCHEMA_VERSION else None
+
     def export(self, submissions: Iterable[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Long-format results and one provenance record per run, for the site.
 
         Returns
         -------
         results : pandas.DataFrame
-            Columns :data:`RESULT_COLUMNS`, from the FINISHED runs.
+            Columns :func:`result_columns`, from the FINISHED runs with the current result schema
+            (dimensions a row's track does not have are ``-``).
         runs : pandas.DataFrame
             One row per chosen run (FINISHED or FAILED) with provenance fields.
         """
+        columns = result_columns()
+        dims = columns[len(KEY_COLUMNS) : -2]
         rows: list[dict[str, Any]] = []
         records: list[dict[str, Any]] = []
         for run in self.latest_runs(submissions):
@@ -268,25 +240,23 @@ class ResultStore:
                     ((run.info.end_time or run.info.start_time) - run.info.start_time) / 1000, 1
                 ),
             }
-            if run.info.status == "FINISHED":
-                result = self.result_of(run)
+            result = self.current_result(run)
+            if run.info.status == "FINISHED" and result is None:
+                continue  # written by an older version of the result schema: re-run to refresh it
+            if result is not None:
+                details = result.get("details", {})
                 record["counts"] = result.get("counts", {})
-                record["tied_pairs"] = len(result.get("tied_pairs", []))
+                record["tied_pairs"] = len(details.get("tied_pairs", []))
                 record["skipped_molecules"] = len(result.get("skipped_molecules", []))
-                for row in result["metrics"]:
-                    rows.append(
-                        {
-                            "submission": record["submission"],
-                            "track": record["track"],
-                            "dataset": record["dataset"],
-                            **{k: row[k] for k in RESULT_COLUMNS[3:]},
-                        }
-                    )
+                key = {k: record[k] for k in KEY_COLUMNS}
+                for row in result["rows"]:
+                    rows.append({**key, **{d: row.get(d, "-") for d in dims}, "metric": row["metric"],
+                                 "value": row["value"]})  # fmt: skip
             records.append(record)
-        return pd.DataFrame(rows, columns=RESULT_COLUMNS), pd.DataFrame(records)
+        return pd.DataFrame(rows, columns=columns), pd.DataFrame(records)
 
-    def export_curves(self, submissions: Iterable[str] | None = None) -> pd.DataFrame:
-        """Recall@K curves of the FINISHED runs chosen by :meth:`latest_runs`, in long format.
+    def export_tables(self, submissions: Iterable[str] | None = None) -> dict[str, pd.DataFrame]:
+        """Every per-item table the tracks declare, from the artifacts of the runs :meth:`latest_runs` chose.
 
         Parameters
         ----------
@@ -295,23 +265,50 @@ class ResultStore:
 
         Returns
         -------
-        pandas.DataFrame
-            Columns :data:`CURVE_COLUMNS`, one row per (curve, K): ``k`` is an int, ``recall`` a float.
-            Runs whose ``result.json`` has no ``recall_at_k`` block contribute no rows.
-
-        Notes
-        -----
-        Reads the same ``result.json`` as :meth:`export` through :meth:`result_of`, which caches it, so
-        calling both downloads each file once.
+        dict of str to pandas.DataFrame
+            By table name (:class:`~evaluators.schema.TableSpec`): columns ``submission, track, dataset``
+            and the table's own columns, with the rows its ``where`` keeps; numeric columns as floats, the
+            rest as strings. FAILED runs and runs without the artifact contribute no rows.
         """
-        rows: list[tuple[Any, ...]] = []
-        for run in self.latest_runs(submissions):
-            if run.info.status != "FINISHED":
-                continue
-            tags = run.data.tags
-            key = (tags.get("submission", ""), tags.get("track", ""), tags.get("dataset", ""))
-            rows += _curve_rows(key, self.result_of(run))
-        return pd.DataFrame(rows, columns=CURVE_COLUMNS)
+        specs = table_specs()
+        frames: dict[str, list[pd.DataFrame]] = {name: [] for name in specs}
+        runs = [r for r in self.latest_runs(submissions) if self.current_result(r) is not None]
+        for name, (track, spec) in specs.items():
+            for run in runs:
+                tags = run.data.tags
+                if tags.get("track") != track:
+                    continue
+                frame = self._artifact_table(run, spec)
+                if frame is not None:
+                    frames[name].append(frame.assign(**{k: tags.get(k, "") for k in KEY_COLUMNS}))
+        out: dict[str, pd.DataFrame] = {}
+        for name, (_, spec) in specs.items():
+            columns = [*KEY_COLUMNS, *spec.columns]
+            if frames[name]:
+                out[name] = pd.concat(frames[name], ignore_index=True).loc[:, columns]
+            else:
+                out[name] = pd.DataFrame(
+                    {c: pd.Series(dtype=float if c in spec.numeric else str) for c in columns}
+                )
+        return out
+
+    def _artifact_table(self, run, spec: TableSpec) -> pd.DataFrame | None:
+        run_id = run.info.run_id
+        if spec.artifact not in {a.path for a in self.client.list_artifacts(run_id)}:
+            return None
+        with tempfile.TemporaryDirectory() as tmp:
+            local = self.client.download_artifacts(run_id, spec.artifact, tmp)
+            frame = pd.read_csv(local, dtype=str, keep_default_na=False)
+        if tuple(frame.columns) != spec.columns:
+            raise ValueError(
+                f"run {run_id}: {spec.artifact} has columns {list(frame.columns)}, expected "
+                f"{list(spec.columns)}. The run predates this table's format; re-run the evaluation."
+            )
+        for column, value in spec.where:
+            frame = frame.loc[frame[column] == value]
+        for column in spec.numeric:
+            frame[column] = pd.to_numeric(frame[column]).astype(float)
+        return frame
 
     def log_training(
         self,
@@ -373,86 +370,3 @@ class ResultStore:
             self.client.log_artifact(run_id, str(path))
         self.client.set_terminated(run_id, "FINISHED")
         return run_id
-
-    def export_item_ranks(self, submissions: Iterable[str] | None = None) -> pd.DataFrame:
-        """Per-molecule ranks of the headline retrieval setting, from each FINISHED run's ``ranks.csv.gz``.
-
-        Parameters
-        ----------
-        submissions : iterable of str, optional
-            Submission ids to export (default: every submission in the store).
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns ``submission, track, dataset, augmentation, distance, direction, id, status, rank``: the
-            rows of the ``ranks.csv.gz`` artifact (last layer) of every run chosen by :meth:`latest_runs` that
-            FINISHED, restricted to the headline setting (distance ``l2``, direction
-            ``original_to_augmented``). ``id`` and ``status`` (``changed`` / ``identical``) are strings,
-            ``rank`` a float (a tie gives a fractional rank such as 1.5). FAILED runs and runs without the
-            artifact contribute no rows. These are the items :mod:`leaderboard.ranking.uncertainty` resamples.
-
-        Raises
-        ------
-        ValueError
-            If a run's ``ranks.csv.gz`` lacks one of its columns.
-        """
-        columns = [
-            "submission",
-            "track",
-            "dataset",
-            "augmentation",
-            "distance",
-            "direction",
-            "id",
-            "status",
-            "rank",
-        ]
-        frames: list[pd.DataFrame] = []
-        for run in self.latest_runs(submissions):
-            run_id = run.info.run_id
-            if run.info.status != "FINISHED":
-                continue
-            if "ranks.csv.gz" not in {a.path for a in self.client.list_artifacts(run_id)}:
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                local = self.client.download_artifacts(run_id, "ranks.csv.gz", tmp)
-                frame = pd.read_csv(local, dtype=str, keep_default_na=False)
-            missing = [c for c in columns[3:] if c not in frame.columns]
-            if missing:
-                raise ValueError(
-                    f"run {run_id}: ranks.csv.gz has no column(s) {missing}; got {list(frame.columns)}. "
-                    "The run predates the per-molecule ranks format; re-run the evaluation."
-                )
-            frame = frame.loc[(frame["distance"] == "l2") & (frame["direction"] == "original_to_augmented")]
-            tags = run.data.tags
-            frame = frame.assign(
-                submission=tags.get("submission", ""),
-                track=tags.get("track", ""),
-                dataset=tags.get("dataset", ""),
-                rank=pd.to_numeric(frame["rank"]).astype(float),
-            )
-            frames.append(frame.loc[:, columns])
-        if not frames:
-            return pd.DataFrame({c: pd.Series(dtype=float if c == "rank" else str) for c in columns})
-        return pd.concat(frames, ignore_index=True)
-
-
-def _curve_rows(key: tuple[str, str, str], result: Mapping[str, Any]) -> list[tuple[Any, ...]]:
-    """Long rows ``(*key, augmentation, layer, distance, direction, subset, k, recall)`` of one result."""
-    block = result.get("recall_at_k") or {}
-    ks = [int(k) for k in block.get("k", [])]
-    rows: list[tuple[Any, ...]] = []
-    for curve in block.get("curves", []):
-        recall = curve.get("recall", [])
-        if len(recall) != len(ks):
-            raise ValueError(
-                f"{'/'.join(key)}: a Recall@K curve has {len(recall)} values for {len(ks)} K values "
-                f"({curve.get('augmentation')}, {curve.get('distance')}, {curve.get('direction')}). "
-                "The run's result.json is inconsistent; re-run the evaluation."
-            )
-        dims = tuple(str(curve[c]) for c in CURVE_COLUMNS[3:8])
-        rows += [
-            (*key, *dims, k, float(r) if r is not None else math.nan) for k, r in zip(ks, recall, strict=True)
-        ]
-    return rows

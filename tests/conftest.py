@@ -38,7 +38,7 @@ runpy.run_path("/job/snippet.py", run_name="__main__")
 @pytest.fixture(scope="session")
 def docker_client() -> Iterator[object]:
     """A connected ``docker.DockerClient``; skip without an engine, fail when ``CI`` is set."""
-    from leaderboard.execution.runner import docker_client_or_none
+    from leaderboard.execution.docker_runner import docker_client_or_none
 
     client = docker_client_or_none()
     if client is None:
@@ -72,4 +72,5 @@ def sandbox_image(docker_client, tmp_path_factory) -> str:
 
 # Hostile submission folders (tests/adversarial/<id>/attack.py) are fixtures that must only ever run
 # inside the sandbox, through tests/test_adversarial.py: keep pytest (also --doctest-modules) off them.
-collect_ignore_glob = ["adversarial/*/*.py"]
+# tests/toy_track.py registers a track when imported: only tests/test_plugin_track.py may import it.
+collect_ignore_glob = ["adversarial/*/*.py", "toy_track.py"]

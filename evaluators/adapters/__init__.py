@@ -10,60 +10,25 @@ always equals input order.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from evaluators.registry import Registry
+from evaluators.schema import ModelConfig
 
 ADAPTERS: Registry[type[Adapter]] = Registry("model adapter", __name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ModelConfig:
-    """How to load and call a model; built from the submission manifest by the host.
-
-    Attributes
-    ----------
-    adapter : str
-        Registered adapter name.
-    path : pathlib.Path or None
-        Local folder with weights/tokenizer (prefetched by the host, mounted read-only), if any.
-    submission_dir : pathlib.Path
-        The submission's folder (custom code lives there).
-    architecture : str
-        ``encoder``, ``decoder``, ``encoder-decoder`` or ``non-neural``.
-    pooling : str
-        ``mean`` (over the attention mask, special tokens included), ``cls``, ``last_token`` or
-        ``mean_no_special``.
-    max_length : int
-        Tokens kept per input; longer inputs are truncated and counted.
-    prompt_prefix : str
-        Text prepended to every input string.
-    trust_remote_code : bool
-        Passed to ``transformers``; the host only sets it when a maintainer allowed it.
-    batch_size : int
-        Strings per forward pass.
-    options : dict
-        Adapter-specific options from the manifest.
-    code : dict or None
-        ``{"file": ..., "object": ...}`` for the ``custom`` adapter.
-    """
-
-    adapter: str
-    path: Path | None = None
-    submission_dir: Path = Path("/submission")
-    architecture: str = "encoder"
-    pooling: str = "mean"
-    max_length: int = 512
-    prompt_prefix: str = ""
-    trust_remote_code: bool = False
-    batch_size: int = 64
-    options: dict[str, Any] = field(default_factory=dict)
-    code: dict[str, str] | None = None
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "EmbeddingAdapter",
+    "Embeddings",
+    "GenerativeAdapter",
+    "ModelConfig",
+    "load_adapter",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +56,17 @@ class Adapter(ABC):  # noqa: B024 - abstract methods live in the capability base
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
+        self.progress: Callable[[str, int, int], None] | None = None
+
+    def report(self, stage: str, done: int, total: int) -> None:
+        """Report batch progress (``progress(stage, done, total)``) when the job runner asked for it.
+
+        Adapters call it between batches so a long forward pass shows live on the host; set by
+        :func:`evaluators.job.run_job`, ``None`` elsewhere.
+        """
+        progress = getattr(self, "progress", None)  # a submission's class may skip our __init__
+        if progress is not None:
+            progress(stage, done, total)
 
     def describe(self) -> dict[str, Any]:
         """Facts about the loaded model recorded with the results (parameter count, layers …)."""

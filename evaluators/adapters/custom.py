@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from evaluators.adapters import (
     ADAPTERS,
@@ -47,6 +47,10 @@ def _load_class(config: ModelConfig) -> type[Adapter]:
 class CustomAdapter(EmbeddingAdapter, GenerativeAdapter):
     """Delegates to the submission's own adapter class and exposes exactly its capabilities."""
 
+    #: What a submission's class may offer (the manifest check reads this); an instance narrows it to
+    #: the capabilities of the class it loaded.
+    capabilities: ClassVar[frozenset[str]] = frozenset({"embed", "generate"})
+
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
         self.inner = _load_class(config)(config)
@@ -55,11 +59,13 @@ class CustomAdapter(EmbeddingAdapter, GenerativeAdapter):
     def embed(self, strings: Sequence[str]) -> Embeddings:  # noqa: D102
         if not isinstance(self.inner, EmbeddingAdapter):
             raise TypeError("the submission's adapter has no 'embed' capability")
+        self.inner.progress = self.progress
         return self.inner.embed(strings)
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:  # noqa: D102
         if not isinstance(self.inner, GenerativeAdapter):
             raise TypeError("the submission's adapter has no 'generate' capability")
+        self.inner.progress = self.progress
         return self.inner.generate(requests)
 
     def describe(self) -> dict[str, Any]:  # noqa: D102

@@ -138,8 +138,11 @@ class TransformersAdapter(EmbeddingAdapter):
         texts = [cfg.prompt_prefix + s for s in strings]
         truncated = np.zeros(len(texts), dtype=bool)
         layers: dict[str, np.ndarray] = {}
+        done = 0
         with torch.inference_mode():
             for index in length_bucketed_batches(texts, cfg.batch_size):
+                self.report("embed", done, len(texts))
+                done += len(index)
                 chunk = [texts[i] for i in index]
                 batch = self.tokenizer(
                     chunk,

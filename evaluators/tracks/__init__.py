@@ -1,9 +1,18 @@
 """Tracks (SPEC §4) and their registry; the benchmark version that keys every result.
 
-Registers (one module each): ``amore``. A track declares the adapter capability it needs (``embed`` or
-``generate``), a ``version`` bumped whenever its data handling, prompts or metrics change, and a
-``definition()`` — the data that, with the data set's content hash, determines its results. Invariant:
-deterministic given (data, seed, code version).
+Registers (one module each): ``amore``. A track owns its whole path, declared in one place, its class:
+
+- what it needs and is: ``capability`` (``embed`` or ``generate``), ``version`` (bumped whenever its data
+  handling, prompts or metrics change), ``description``, ``citation``;
+- what it returns: ``dimensions`` (the axes of its result rows), ``metrics`` (names in
+  :data:`evaluators.metrics.METRICS`, which hold directions and bounds), ``tables`` (per-item tables the
+  site shows, written as artifacts);
+- how it is ranked: ``headline`` (criteria families; the track's criteria share a weight of 1);
+- how it runs: :meth:`Track.run` inside the container and, optionally, :meth:`Track.score` on the host,
+  with data the container never sees.
+
+The host's store, exports, ranking and site iterate over :data:`TRACKS` and read only these declarations.
+Invariant: deterministic given (data, seed, code version).
 """
 
 from __future__ import annotations
@@ -12,28 +21,29 @@ import hashlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.adapters import Adapter
 from evaluators.datasets import LoadedDataset
+from evaluators.metrics import METRICS
 from evaluators.registry import Registry
+from evaluators.schema import Criterion, Dimension, MetricSpec, TableSpec, TrackOptions, TrackResult
 
 TRACKS: Registry[type[Track]] = Registry("track", __name__)
+Progress = Callable[[str, int, int], None]
 
 
-@dataclass(frozen=True, slots=True)
-class TrackOptions:
-    """Run options that change results (part of the benchmark version) or only speed (not part of it)."""
-
-    seed: int = 0
-    limit: int | None = None
-    distances: tuple[str, ...] = ("l2", "cosine", "inner_product", "hnsw")
+def _no_progress(stage: str, done: int, total: int) -> None:
+    del stage, done, total
 
 
 class Track(ABC):
-    """A benchmark track: runs an adapter over a data set and returns metric rows and counts."""
+    """A benchmark track: runs an adapter over a data set and returns metric rows and counts.
+
+    Subclasses set the class attributes below and implement :meth:`definition` and :meth:`run`; a track
+    that scores on the host also overrides :meth:`score`.
+    """
 
     name: ClassVar[str]
     version: ClassVar[int]
@@ -41,9 +51,48 @@ class Track(ABC):
     main_metric: ClassVar[str]
     description: ClassVar[str] = ""
     citation: ClassVar[str] = ""
+    #: Axes of the result rows, in order (every row has exactly these keys plus ``metric``, ``value``).
+    dimensions: ClassVar[tuple[Dimension, ...]] = ()
+    #: Metrics the track may report (names in :data:`evaluators.metrics.METRICS`).
+    metrics: ClassVar[tuple[str, ...]] = ()
+    #: Headline criteria families for the overall ranking.
+    headline: ClassVar[tuple[Criterion, ...]] = ()
+    #: Per-item tables the site shows (written by :meth:`run` as artifacts).
+    tables: ClassVar[tuple[TableSpec, ...]] = ()
 
     def __init__(self, options: TrackOptions) -> None:
         self.options = options
+
+    @classmethod
+    def metric_specs(cls) -> dict[str, MetricSpec]:
+        """Return the declared metrics with their directions and bounds, from the metric registry."""
+        return {name: METRICS.get(name) for name in cls.metrics}
+
+    @classmethod
+    def dimension(cls, name: str) -> Dimension:
+        """Return the declared dimension called ``name``."""
+        for dim in cls.dimensions:
+            if dim.name == name:
+                return dim
+        raise KeyError(
+            f"track {cls.name!r} has no dimension {name!r}; it has {[d.name for d in cls.dimensions]}"
+        )
+
+    @classmethod
+    def parse_result(cls, obj: Any) -> TrackResult:
+        """Check a ``result.json`` document against this track's declarations (see :class:`TrackResult`)."""
+        return TrackResult.from_json(obj, dimensions=cls.dimensions, metrics=cls.metric_specs())
+
+    def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
+        """Host-side scoring: turn the run's raw outputs in ``out_dir`` into metric rows.
+
+        Runs on the host after the container finished, with the host's copy of the data set in
+        ``data_dir`` (where reference answers may live that the container never sees). The default keeps
+        the container's rows. An override returns a new :class:`TrackResult` (``dataclasses.replace``)
+        whose rows are checked against the declarations again before they are stored.
+        """
+        del out_dir, data_dir
+        return result
 
     @abstractmethod
     def definition(self) -> dict[str, Any]:
@@ -51,14 +100,34 @@ class Track(ABC):
 
     @abstractmethod
     def run(
-        self, adapter: Adapter, dataset: LoadedDataset, *, out_dir: Path, log: Callable[[str], None]
+        self,
+        adapter: Adapter,
+        dataset: LoadedDataset,
+        *,
+        out_dir: Path,
+        log: Callable[[str], None],
+        progress: Progress = _no_progress,
     ) -> dict[str, Any]:
         """Evaluate ``adapter`` on ``dataset``; write per-item artifacts to ``out_dir``.
+
+        Parameters
+        ----------
+        adapter : Adapter
+            The loaded model.
+        dataset : LoadedDataset
+            The data set's valid molecules.
+        out_dir : pathlib.Path
+            Where artifacts go (``/out``).
+        log : callable
+            Human-readable progress messages.
+        progress : callable
+            ``progress(stage, done, total)``: structured progress the host shows live.
 
         Returns
         -------
         dict
-            At least ``metrics`` (long rows) and ``counts``; merged into ``result.json``.
+            ``rows`` (long rows: the declared dimensions, ``metric``, ``value``), ``counts``, and
+            optionally ``details`` (JSON blocks for the site), ``artifacts`` (file names) and ``timing``.
         """
 
 

@@ -12,9 +12,11 @@ is the same for both subsets — only the queries scored differ. Distances: exac
 ``inner_product`` (one blocked product per layer and distance serves both directions), plus the approximate
 FAISS ``hnsw`` index on the last layer, original → augmented only (the paper's Table 6).
 
-Artifacts: ``ranks.csv.gz`` (per-molecule ranks, last layer, every distance and direction) and
-``ranks_all_layers.npz`` (every layer). ``result.json`` also carries Recall@K curves (K = 1..100) for the
-last layer and the chance level 1/N.
+Artifacts: ``ranks.csv.gz`` (per-molecule ranks, last layer, every distance and direction, with the
+original and the augmented string of each pair, so the site shows exactly what the model saw),
+``recall_at_k.csv.gz`` (Recall@K curves, K = 1..100, last layer) and ``ranks_all_layers.npz`` (every
+layer). ``result.json`` ``details`` carries the chance level 1/N, excluded and tied pairs, the
+augmentation descriptions and examples.
 
 Reference: Ganeeva et al., AMORE (``shared/papers/amore-smiles-augmentation-robustness.txt``), §3.
 """
@@ -35,13 +37,22 @@ from evaluators.adapters import Adapter, EmbeddingAdapter
 from evaluators.augmentations import AUGMENTATIONS, AugmentedPair, get_augmentation
 from evaluators.chem import canonical_smiles
 from evaluators.datasets import LoadedDataset
-from evaluators.metrics import METRICS, recall_at_k_curve
+from evaluators.metrics import RANK_METRICS, recall_at_k_curve
 from evaluators.retrieval import DISTANCES, bidirectional_ranks_many, hnsw_ranks
-from evaluators.tracks import TRACKS, Track
+from evaluators.schema import Criterion, Dimension, TableSpec
+from evaluators.tracks import TRACKS, Progress, Track, _no_progress
 
 DIRECTIONS = ("original_to_augmented", "augmented_to_original")
 APPROXIMATE = ("hnsw",)
 RECALL_KS = np.arange(1, 101)
+COUNT_METRICS = ("n_pairs", "n_identical", "n_non_trivial", "n_excluded", "n_truncated")
+#: The headline setting: the paper's direction, L2, last layer, pairs whose strings differ.
+HEADLINE_SETTING = (
+    ("layer", "last"),
+    ("distance", "l2"),
+    ("direction", "original_to_augmented"),
+    ("subset", "non_trivial"),
+)
 
 
 class EmbeddingError(RuntimeError):
@@ -87,6 +98,77 @@ class AmoreTrack(Track):
         "Ganeeva, V. et al. Chemical Language Models Have Problems with Chemistry: A Case Study on "
         "Molecule Captioning Task. ICLR 2024 Tiny Papers."
     )
+    dimensions = (
+        Dimension(
+            "augmentation",
+            "How the SMILES was rewritten (RDKit, seeded per molecule; every rewrite checked to encode the "
+            "same molecule).",
+            values=("canonical", "explicit_h", "kekule", "ring_renumber", "random_order"),
+        ),
+        Dimension("layer", "Hidden layer pooled (`last` is the headline; `-` for counts).", numeric=True),
+        Dimension(
+            "distance",
+            "Distance between embeddings (exact, except the approximate FAISS HNSW index).",
+            values=("l2", "cosine", "inner_product", "hnsw"),
+            labels=(("l2", "L2"), ("inner_product", "inner product"), ("hnsw", "HNSW (approximate)")),
+        ),
+        Dimension(
+            "direction",
+            "Query → gallery: the paper's direction first.",
+            values=DIRECTIONS,
+            labels=(
+                ("original_to_augmented", "original → augmented"),
+                ("augmented_to_original", "augmented → original"),
+            ),
+        ),
+        Dimension(
+            "subset",
+            "Pairs scored: those whose rewrite differs from the original (headline), or all (the paper's).",
+            values=("non_trivial", "all"),
+            labels=(("non_trivial", "non-trivial pairs"), ("all", "all pairs")),
+        ),
+    )
+    metrics = (*RANK_METRICS, "chance_acc_at_1", *COUNT_METRICS, "n_ties")
+    headline = (
+        Criterion(
+            metric="acc_at_1",
+            where=HEADLINE_SETTING,
+            per=("augmentation",),
+            label="Acc@1 on non-trivial pairs (last layer, L2, original → augmented)",
+        ),
+    )
+    tables = (
+        TableSpec(
+            name="item_ranks",
+            file="item_ranks.csv.gz",
+            columns=(
+                "augmentation",
+                "distance",
+                "direction",
+                "id",
+                "status",
+                "rank",
+                "original",
+                "augmented",
+            ),
+            description=(
+                "Per-molecule rank of the true partner in the headline setting (last layer, L2, original → "
+                "augmented; the run's artifact holds every distance and direction), with both strings: "
+                "what the bootstrap resamples and the failure explorer shows."
+            ),
+            artifact="ranks.csv.gz",
+            where=(("distance", "l2"), ("direction", "original_to_augmented")),
+            numeric=("rank",),
+        ),
+        TableSpec(
+            name="recall_at_k",
+            file="recall_at_k.csv",
+            columns=("augmentation", "layer", "distance", "direction", "subset", "k", "recall"),
+            description="Recall@K curves (K = 1…100, last layer), long format (one row per K).",
+            artifact="recall_at_k.csv.gz",
+            numeric=("k", "recall"),
+        ),
+    )
 
     def definition(self) -> dict[str, Any]:  # noqa: D102
         unknown = set(self.options.distances) - set(DISTANCES) - set(APPROXIMATE)
@@ -98,13 +180,19 @@ class AmoreTrack(Track):
             ],
             "distances": list(self.options.distances),
             "directions": list(DIRECTIONS),
-            "metrics": METRICS.names(),
+            "metrics": list(RANK_METRICS),
             "subsets": ["all", "non_trivial"],
             "recall_ks": [int(RECALL_KS[0]), int(RECALL_KS[-1])],
         }
 
     def run(  # noqa: D102
-        self, adapter: Adapter, dataset: LoadedDataset, *, out_dir: Path, log: Callable[[str], None]
+        self,
+        adapter: Adapter,
+        dataset: LoadedDataset,
+        *,
+        out_dir: Path,
+        log: Callable[[str], None],
+        progress: Progress = _no_progress,
     ) -> dict[str, Any]:
         if not isinstance(adapter, EmbeddingAdapter):
             raise TypeError("track 'amore' needs an adapter with the 'embed' capability")
@@ -115,11 +203,14 @@ class AmoreTrack(Track):
         t0 = time.perf_counter()
         pairs: dict[str, list[AugmentedPair]] = {}
         references = [canonical_smiles(m.smiles) for m in molecules]  # shared by every augmentation
-        for name in AUGMENTATIONS:
+        names = AUGMENTATIONS.names()
+        for number, name in enumerate(names):
+            progress("augment", number, len(names))
             augmentation = get_augmentation(name, self.options.seed)
             pairs[name] = [
                 augmentation.apply(m.id, m.smiles, ref) for m, ref in zip(molecules, references, strict=True)
             ]
+        progress("augment", len(names), len(names))
         timing["augment_s"] = time.perf_counter() - t0
 
         # Every unique string once: originals first, then variants that differ from them.
@@ -132,7 +223,9 @@ class AmoreTrack(Track):
                     strings.setdefault(p.augmented, len(strings))
         log(f"amore: embedding {len(strings)} unique strings ({len(molecules)} molecules × 5 augmentations)")
         t0 = time.perf_counter()
+        progress("embed", 0, len(strings))
         embedded = adapter.embed(list(strings))
+        progress("embed", len(strings), len(strings))
         timing["embed_s"] = time.perf_counter() - t0
         _check_embeddings(embedded.layers, len(strings))
 
@@ -145,7 +238,8 @@ class AmoreTrack(Track):
         excluded: list[dict[str, str]] = []
         csv_rows: list[tuple] = []
         exact = [d for d in self.options.distances if d in DISTANCES]
-        for name, plist in pairs.items():
+        for number, (name, plist) in enumerate(pairs.items()):
+            progress("retrieval", number, len(pairs))
             kept = [p for p in plist if p.status != "excluded"]
             excluded += [
                 {"id": p.id, "augmentation": name, "reason": p.reason}
@@ -211,24 +305,30 @@ class AmoreTrack(Track):
                 aug, layer, distance, direction = key.split("|")
                 if aug == name and layer == "last":
                     csv_rows += [
-                        (aug, distance, direction, p.id, p.status, float(r))
+                        (aug, distance, direction, p.id, p.status, float(r), p.original, p.augmented)
                         for p, r in zip(kept, ranks, strict=True)
                     ]
+        progress("retrieval", len(pairs), len(pairs))
         timing["retrieval_s"] = time.perf_counter() - t0
 
         t0 = time.perf_counter()
         with gzip.open(out_dir / "ranks.csv.gz", "wt", newline="", compresslevel=5) as handle:
             writer = csv.writer(handle)
-            writer.writerow(["augmentation", "distance", "direction", "id", "status", "rank"])
+            writer.writerow(self.tables[0].columns)
             writer.writerows(csv_rows)
+        with gzip.open(out_dir / "recall_at_k.csv.gz", "wt", newline="", compresslevel=5) as handle:
+            writer = csv.writer(handle)
+            writer.writerow(self.tables[1].columns)
+            for curve in self._curves:
+                dims = [curve[d] for d in ("augmentation", "layer", "distance", "direction", "subset")]
+                writer.writerows([*dims, int(k), v] for k, v in zip(RECALL_KS, curve["recall"], strict=True))
         np.savez_compressed(
             out_dir / "ranks_all_layers.npz", **{k: v.astype(np.float32) for k, v in self._ranks.items()}
         )
         timing["artifacts_s"] = time.perf_counter() - t0
         n = len(molecules)
         return {
-            "metrics": self._metrics,
-            "recall_at_k": {"k": RECALL_KS.tolist(), "curves": self._curves},
+            "rows": self._metrics,
             "counts": {
                 "per_augmentation": counts,
                 "n_truncated": embedded.n_truncated,
@@ -236,15 +336,17 @@ class AmoreTrack(Track):
                 "n_molecules": n,
                 "layers": list(embedded.layers),
             },
-            "chance_level": {"acc_at_1": 1.0 / n if n else None},
-            "excluded_pairs": excluded,
-            "tied_pairs": self._ties,
-            "augmentations": {
-                name: asdict(get_augmentation(name, self.options.seed).description) for name in pairs
+            "details": {
+                "chance_level": {"acc_at_1": 1.0 / n if n else None},
+                "excluded_pairs": excluded,
+                "tied_pairs": self._ties,
+                "augmentations": {
+                    name: asdict(get_augmentation(name, self.options.seed).description) for name in pairs
+                },
+                "examples": {name: [p.augmented for p in plist[:3]] for name, plist in pairs.items()},
             },
-            "examples": {name: [p.augmented for p in plist[:3]] for name, plist in pairs.items()},
             "timing": timing,
-            "artifacts": ["ranks.csv.gz", "ranks_all_layers.npz"],
+            "artifacts": ["ranks.csv.gz", "recall_at_k.csv.gz", "ranks_all_layers.npz"],
         }
 
     def _score(
@@ -264,10 +366,8 @@ class AmoreTrack(Track):
             r = ranks[mask]
             if r.size == 0:
                 continue
-            for metric in METRICS.names():
-                self._metrics.append(
-                    _row(aug, layer, distance, direction, subset, metric, METRICS.get(metric).fn(r))
-                )
+            for metric, fn in RANK_METRICS.items():
+                self._metrics.append(_row(aug, layer, distance, direction, subset, metric, fn(r)))
             self._metrics.append(
                 _row(aug, layer, distance, direction, subset, "n_ties", (ties[mask] > 0).sum())
             )

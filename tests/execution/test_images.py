@@ -1,4 +1,4 @@
-"""Tests for ``leaderboard.execution.images`` and the files in ``containers/``.
+"""Tests for ``leaderboard.execution.images``, ``…wheelhouse`` and the files in ``containers/``.
 
 The content-addressed tag and the wheelhouse bookkeeping are tested on a temporary copy of a fake repository.
 The build tests use a tiny Dockerfile in that fake repository (the full torch image is the end-to-end test's
@@ -16,17 +16,16 @@ from types import SimpleNamespace
 import docker.errors
 import pytest
 
-from leaderboard.execution import images
+from leaderboard.execution import images, wheelhouse
 from leaderboard.execution.images import (
     BOOTSTRAP_BASE_TAG,
     ImageBuildError,
     ImageSpec,
     ensure_base_image,
-    ensure_extra_wheelhouse,
     ensure_image,
-    ensure_wheelhouse,
     image_tag,
 )
+from leaderboard.execution.wheelhouse import ensure_extra_wheelhouse, ensure_wheelhouse
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CONTAINERS = REPO_ROOT / "containers"
@@ -217,7 +216,7 @@ def fake_pip(monkeypatch):
         requirement_file = Path(args[args.index("-r") + 1])
         (dest / f"{requirement_file.stem}-0-py3-none-any.whl").write_bytes(b"wheel")
 
-    monkeypatch.setattr(images, "_pip_download", pip_download)
+    monkeypatch.setattr(wheelhouse, "_pip_download", pip_download)
     return calls
 
 

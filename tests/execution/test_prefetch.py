@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from leaderboard.execution.runner import CONTAINER_ENV, DockerRunner, SandboxLimits
+from leaderboard.execution.docker_runner import DockerRunner
+from leaderboard.execution.sandbox import CONTAINER_ENV, SandboxLimits
 from leaderboard.execution.weights import WeightsError, fetch_weights
 from leaderboard.intake.manifest import load_submission
 
@@ -214,7 +215,7 @@ SAFE = {"config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "
 def test_prefetch_fetches_safe_files_verifies_them_and_mounts_plain_files(hub, tmp_path):
     sub, folder = submission(tmp_path)
     state = tmp_path / "state"
-    path = fetch_weights(sub, folder, state)
+    path = fetch_weights(sub, folder, state, hf_endpoint=hub.url)
     files = regular_files(path)
     assert set(files) - {".chemrobust-complete"} == SAFE
     for name in SAFE:
@@ -229,23 +230,23 @@ def test_prefetch_fetches_safe_files_verifies_them_and_mounts_plain_files(hub, t
     assert hub.asked_for("model.safetensors")
 
     hub.requests.clear()
-    assert fetch_weights(sub, folder, state) == path
+    assert fetch_weights(sub, folder, state, hf_endpoint=hub.url) == path
     assert hub.requests == [], "a verified prefetch is reused without asking the hub again"
 
 
 def test_pickle_weights_need_the_manifest_and_a_maintainer(hub, tmp_path):
     state = tmp_path / "state"
     sub, folder = submission(tmp_path, allow_pickle=True)
-    without = fetch_weights(sub, folder, state, allow_pickle=False)
+    without = fetch_weights(sub, folder, state, allow_pickle=False, hf_endpoint=hub.url)
     assert "pytorch_model.bin" not in regular_files(without)
     assert not hub.asked_for("pytorch_model.bin")
 
     sub_no, folder_no = submission(tmp_path / "b", allow_pickle=False)
-    maintainer_only = fetch_weights(sub_no, folder_no, state, allow_pickle=True)
+    maintainer_only = fetch_weights(sub_no, folder_no, state, allow_pickle=True, hf_endpoint=hub.url)
     assert "pytorch_model.bin" not in regular_files(maintainer_only)
     assert not hub.asked_for("pytorch_model.bin")
 
-    both = fetch_weights(sub, folder, state, allow_pickle=True)
+    both = fetch_weights(sub, folder, state, allow_pickle=True, hf_endpoint=hub.url)
     assert both != without
     assert regular_files(both)["pytorch_model.bin"].read_bytes() == FILES["pytorch_model.bin"]
 
@@ -255,7 +256,7 @@ def test_model_code_is_fetched_only_with_trust_remote_code(hub, tmp_path):
     text = (folder / "submission.yaml").read_text()
     (folder / "submission.yaml").write_text(text + "trust_remote_code: true\n")
     sub = load_submission(folder, allow_remote_code=["tiny-hf"])
-    path = fetch_weights(sub, folder, tmp_path / "state")
+    path = fetch_weights(sub, folder, tmp_path / "state", hf_endpoint=hub.url)
     assert regular_files(path)["train.py"].read_bytes() == FILES["train.py"]
     assert "pytorch_model.bin" not in regular_files(path)
 
@@ -263,7 +264,7 @@ def test_model_code_is_fetched_only_with_trust_remote_code(hub, tmp_path):
 def test_unknown_revision_is_rejected(hub, tmp_path):
     sub, folder = submission(tmp_path, revision=OTHER)
     with pytest.raises(WeightsError, match=f"cannot fetch {REPO}@{OTHER}: RevisionNotFoundError"):
-        fetch_weights(sub, folder, tmp_path / "state")
+        fetch_weights(sub, folder, tmp_path / "state", hf_endpoint=hub.url)
     assert not (tmp_path / "state" / "models" / "hf-mount").exists()
 
 
@@ -271,7 +272,7 @@ def test_files_of_another_commit_are_rejected(hub, tmp_path):
     hub.served_commit = OTHER  # the server answers for REVISION with the files of another commit
     sub, folder = submission(tmp_path)
     with pytest.raises(WeightsError, match=REVISION):
-        fetch_weights(sub, folder, tmp_path / "state")
+        fetch_weights(sub, folder, tmp_path / "state", hf_endpoint=hub.url)
     assert not (tmp_path / "state" / "models" / "hf-mount").exists()
 
 
@@ -279,7 +280,7 @@ def test_a_file_that_does_not_match_the_revision_tree_is_rejected(hub, tmp_path)
     hub.tampered["config.json"] = b'{"model_type": "evil", "hidden_size": 8}\n'
     sub, folder = submission(tmp_path)
     with pytest.raises(WeightsError, match=r"not revision .*config\.json \(git-sha1"):
-        fetch_weights(sub, folder, tmp_path / "state")
+        fetch_weights(sub, folder, tmp_path / "state", hf_endpoint=hub.url)
     assert not (tmp_path / "state" / "models" / "hf-mount").exists()
 
 

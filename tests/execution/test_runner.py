@@ -1,4 +1,4 @@
-"""Tests for ``leaderboard.execution.runner``: the sandbox (real engine) and the in-process fallback.
+"""Tests for the runners (``docker_runner``, ``inprocess_runner``, ``sandbox``): real engine and fallback.
 
 The sandbox tests run small Python snippets in a tiny image (``sandbox_image`` in conftest) through
 ``DockerRunner.run`` with its real arguments: no network, read-only root, uid 10001, no host environment,
@@ -16,14 +16,13 @@ from types import SimpleNamespace
 import docker.errors
 import pytest
 
-from leaderboard.execution.runner import (
+from leaderboard.execution.docker_runner import DockerRunner, gpu_available
+from leaderboard.execution.inprocess_runner import InProcessRunner
+from leaderboard.execution.sandbox import (
     CONTAINER_COMMAND,
-    DockerRunner,
-    InProcessRunner,
     NoSandboxWarning,
     RunOutcome,
     SandboxLimits,
-    gpu_available,
     hardware_info,
 )
 

@@ -1,7 +1,8 @@
 """Tests for ``leaderboard.intake.manifest`` and ``python -m leaderboard validate`` (SPEC section 3).
 
 Every reference manifest in ``submissions/`` validates; each broken manifest (derived from a valid one)
-is rejected with a message that names the file, the field and a fix — in-process and on the command line.
+is rejected with a :class:`~leaderboard.intake.manifest.Problem` that names the file, the field, the value
+and a fix — in-process and on the command line. Capabilities come from the evaluators' registries.
 """
 
 from __future__ import annotations
@@ -19,10 +20,14 @@ import yaml
 
 from leaderboard.intake.manifest import (
     MAX_MANIFEST_BYTES,
+    STAGES,
     ManifestError,
+    Problem,
     Submission,
+    adapter_capabilities,
     discover,
     load_submission,
+    track_capabilities,
     validate_paths,
 )
 
@@ -238,10 +243,16 @@ def test_broken_manifest_names_file_field_and_fix(broken, name):
         load_submission(path)
     problems = info.value.problems
     assert problems and info.value.path == path
-    message = "\n".join(problems)
-    assert all(line.startswith(f"{path}: ") for line in problems), message
+    message = "\n".join(str(p) for p in problems)
+    assert str(info.value) == message
+    assert all(isinstance(p, Problem) and p.file == str(path) for p in problems), problems
+    assert all(str(p).startswith(f"{path}: ") for p in problems), message
     assert case.field in message, message
     assert case.hint in message, message
+    if case.field.startswith("'"):  # a named field: some problem carries it (or an element of it)
+        assert any(p.field.startswith(case.field.strip("'")) for p in problems), problems
+    else:  # a problem of the whole document
+        assert [(p.field, p.value) for p in problems] == [("", "")], problems
     assert validate_paths([path])[path] == problems
 
 
@@ -299,3 +310,150 @@ def test_cli_valid_manifests_exit_zero(broken):
     assert _cli().returncode == 0
     allowed = _cli(str(broken["trust_remote_code_not_allowed"]), "--allow-remote-code", f"x,{MORGAN}")
     assert allowed.returncode == 0, allowed.stdout
+
+
+# --------------------------------------------------------------------------------------------
+# Problems are structured where they are found
+# --------------------------------------------------------------------------------------------
+
+
+def _write(folder: Path, data: dict | str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False)
+    (folder / "submission.yaml").write_text(text, encoding="utf-8")
+    return folder / "submission.yaml"
+
+
+def _problems(path: Path) -> list[Problem]:
+    with pytest.raises(ManifestError) as info:
+        load_submission(path)
+    return info.value.problems
+
+
+def test_a_pydantic_type_error_carries_file_field_value_and_fix(tmp_path):
+    data = copy.deepcopy(_reference(MORGAN))
+    _huggingface(data)
+    data["model"]["revision"] = 1234567  # an integer where the commit SHA string belongs
+    path = _write(tmp_path / MORGAN, data)
+    (problem,) = _problems(path)
+    assert (problem.file, problem.field, problem.value, problem.check) == (
+        str(path),
+        "model.revision",
+        "1234567",
+        "schema",
+    )
+    assert problem.message == "'model.revision' Input should be a valid string, got 1234567."
+    assert problem.fix.startswith("Copy the full 40-character commit SHA")
+    assert str(problem) == f"{path}: {problem.message} {problem.fix}"
+
+
+def test_every_error_of_a_manifest_is_its_own_problem(tmp_path):
+    data = copy.deepcopy(_reference(MORGAN))
+    data.update(pooling="max", requirements=["numpy>=1", "rdkit==2024.3.5", "torch"], modle="typo")
+    path = _write(tmp_path / MORGAN, data)
+    problems = _problems(path)
+    assert [(p.field, p.value, p.check) for p in problems] == [
+        ("pooling", "'max'", "schema"),
+        ("requirements.0", "'numpy>=1'", "schema"),
+        ("requirements.2", "'torch'", "schema"),
+        ("modle", "'typo'", "schema"),
+    ]
+    assert all(p.fix for p in problems)
+    assert str(ManifestError(path, problems)).splitlines() == [str(p) for p in problems]
+    # The folder and policy checks report together, each problem on its own.
+    data = copy.deepcopy(_reference(MORGAN))
+    data.update(trust_remote_code=True)
+    path = _write(tmp_path / "another-folder", data)
+    assert [(p.field, p.value, p.check) for p in _problems(path)] == [
+        ("id", repr(MORGAN), "folder"),
+        ("trust_remote_code", "True", "policy"),
+    ]
+
+
+def test_a_consistency_problem_names_its_field_value_and_fix(tmp_path):
+    data = copy.deepcopy(_reference(MORGAN))
+    data["model"]["capabilities"] = ["embed", "generate"]
+    (problem,) = _problems(_write(tmp_path / MORGAN, data))
+    assert (problem.field, problem.value, problem.check) == (
+        "model.capabilities",
+        "['embed', 'generate']",
+        "consistency",
+    )
+    assert problem.message == (
+        "'model.capabilities' ['embed', 'generate'] are not all offered by adapter 'morgan_fingerprint' "
+        "(it offers ['embed'])."
+    )
+    assert problem.fix == "Declare only those, or choose another 'adapter'."
+
+
+def _one_printable_line(text: str, limit: int) -> None:
+    assert text.isprintable() and "\x1b" not in text and "\n" not in text, repr(text)
+    assert len(text) <= limit, len(text)
+
+
+def test_hostile_values_keys_and_folder_names_are_clipped_and_printable(tmp_path):
+    hostile = "\x1b[31m\x1b]0;pwned\x07\n\r\u202e" + "A" * 10_000
+    data = copy.deepcopy(_reference(MORGAN))
+    data["name"] = hostile
+    data["pooling"] = hostile
+    data[hostile] = 1  # an unknown key
+    folder = tmp_path / ("evil\x1b[2J\u202e" + "x" * 100)
+    data["id"] = folder.name
+    problems = _problems(_write(folder, data))
+    assert {p.field.split("?")[0] for p in problems} >= {"id", "name", "pooling", ""}
+    for problem in problems:
+        _one_printable_line(problem.file, 500)
+        _one_printable_line(problem.field, 200)
+        _one_printable_line(problem.value, 80)
+        _one_printable_line(problem.message, 1000)
+        _one_printable_line(str(problem), 2500)
+    name = next(p for p in problems if p.field == "name")
+    assert name.value.startswith("'\\x1b[31m") and name.value.endswith("...")
+    key = next(p for p in problems if p.message.startswith("unknown key"))
+    assert key.field.startswith("?[31m?]0;pwned????AAA") and key.field.endswith("...")
+    assert len(key.field) == 60
+
+
+def test_a_problem_is_always_one_bounded_printable_line():
+    problem = Problem("f\x1b.yaml", "k\ney", "v" * 500, "m\r" * 2000, "fix\x07", "schema")
+    assert (problem.file, problem.field, problem.fix) == ("f?.yaml", "k?ey", "fix?")
+    assert len(problem.value) == 80 and len(problem.message) == 1000
+    assert str(problem).isprintable()
+    with pytest.raises(ValueError, match="check must be one of"):
+        Problem("f", "", "", "m", "", "parsing")
+    assert STAGES == ("file", "yaml", "schema", "consistency", "folder", "policy")
+
+
+# --------------------------------------------------------------------------------------------
+# Capabilities come from the registries
+# --------------------------------------------------------------------------------------------
+
+
+def test_capabilities_are_read_from_the_track_and_adapter_registries():
+    from evaluators.adapters import ADAPTERS
+    from evaluators.tracks import TRACKS
+
+    assert track_capabilities() == {name: TRACKS.get(name).capability for name in TRACKS.names()}
+    assert track_capabilities()["amore"] == "embed"
+    assert set(adapter_capabilities()) == set(ADAPTERS.names())
+    assert adapter_capabilities()["transformers"] == {"embed"}
+    assert adapter_capabilities()["morgan_fingerprint"] == {"embed"}
+    assert adapter_capabilities()["custom"] == {"embed", "generate"}  # whatever the submission's class offers
+
+
+def test_validation_imports_no_heavy_library():
+    # The manifest check runs on the maintainers' host and in CI: it must not pull torch or transformers
+    # (the adapters import them only when a model is loaded), and importing the module pulls no evaluator.
+    code = (
+        "import sys\n"
+        "from leaderboard.intake.manifest import load_submission\n"
+        "assert not any(m.split('.')[0] in {'evaluators', 'numpy'} for m in sys.modules), 'eager import'\n"
+        f"load_submission({str(SUBMISSIONS / 'minilm-l6-text')!r})\n"
+        "heavy = {'torch', 'transformers', 'pandas', 'mlflow', 'docker', 'scipy', 'sklearn', 'faiss'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]", proc.stdout

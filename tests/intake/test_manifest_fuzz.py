@@ -4,9 +4,10 @@ Documents are generated three ways: a valid manifest with random mutations (wron
 strings, path traversal in ids and paths, deleted fields), random YAML text (tags, anchors and aliases,
 deep nesting, huge integers), and random bytes. Whatever the input, :func:`load_submission` either returns
 a :class:`~leaderboard.intake.manifest.Submission` or raises
-:class:`~leaderboard.intake.manifest.ManifestError` whose
-every problem is one printable line that starts with the file's path and names the field in quotes (or
-says what is wrong with the document as a whole) — never another exception, and never slowly.
+:class:`~leaderboard.intake.manifest.ManifestError` whose every
+:class:`~leaderboard.intake.manifest.Problem` names the file and the field (or says what is wrong with
+the document as a whole), holds only short printable text and prints as one line that starts with the
+file's path and quotes the field — never another exception, and never slowly.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from leaderboard.intake.manifest import MAX_MANIFEST_BYTES, ManifestError, Submission, load_submission
+from leaderboard.intake.manifest import (
+    MAX_MANIFEST_BYTES,
+    STAGES,
+    ManifestError,
+    Problem,
+    Submission,
+    load_submission,
+)
 
 FOLDER_NAME = "fuzz-sub"
 VALID = {
@@ -149,12 +157,17 @@ def check(folder: Path, text: str | bytes) -> Submission | None:
     except ManifestError as exc:
         assert exc.problems, "a ManifestError must list its problems"
         for problem in exc.problems:
-            assert problem.startswith(f"{manifest}: "), problem
-            rest = problem[len(f"{manifest}: ") :]
-            assert "\n" not in problem and problem.isprintable(), f"not one printable line: {problem!r}"
-            assert len(problem) <= 1500, f"problem too long ({len(problem)} characters)"
-            names_field = re.search(r"'[^']+'", rest) is not None
-            assert names_field or WHOLE_DOCUMENT.match(rest), f"names no field: {problem}"
+            assert isinstance(problem, Problem) and problem.file == str(manifest), problem
+            assert problem.check in STAGES, problem
+            assert len(problem.value) <= 80 and len(problem.field) <= 200, problem
+            line = str(problem)
+            assert line.startswith(f"{manifest}: "), line
+            rest = line[len(f"{manifest}: ") :]
+            assert "\n" not in line and line.isprintable(), f"not one printable line: {line!r}"
+            assert len(line) <= 1500, f"problem too long ({len(line)} characters)"
+            names_field = re.search(r"'[^']+'", rest) is not None and problem.field != ""
+            whole = WHOLE_DOCUMENT.match(problem.message) and problem.field == "" == problem.value
+            assert names_field or whole, f"names no field: {problem!r}"
         return None
     finally:
         elapsed = time.perf_counter() - started
@@ -239,7 +252,9 @@ def test_path_traversal_in_ids_and_paths_is_refused(folder, field, value):
         doc["id"] = value
     with pytest.raises(ManifestError) as caught:
         load_submission(_write(folder, yaml.safe_dump(doc)))
-    assert any(f"'{field}'" in p for p in caught.value.problems), caught.value.problems
+    assert any(p.field == field and f"'{field}'" in p.message for p in caught.value.problems), (
+        caught.value.problems
+    )
     check(folder, yaml.safe_dump(doc))
 
 

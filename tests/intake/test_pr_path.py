@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -20,10 +21,11 @@ import pytest
 import yaml
 
 from leaderboard.intake.changes import ChangeError, changed_submissions
-from leaderboard.intake.manifest import Submission, validate_paths
-from leaderboard.intake.report import CHECKS, check_manifest, check_manifests, pr_summary, validation_markdown
+from leaderboard.intake.manifest import STAGES, Submission, validate_paths
+from leaderboard.intake.pr_report import pr_summary, validation_markdown
+from leaderboard.intake.report import CHECKS, check_manifest, check_manifests
 from leaderboard.intake.scaffold import PLACEHOLDER_FIELDS, TEMPLATE, ScaffoldError, write_submission
-from leaderboard.site.howto import FIELD_HELP, how_to_submit_page
+from leaderboard.site.pages.howto import FIELD_HELP, how_to_submit_page
 
 REPO = Path(__file__).resolve().parents[2]
 SHA = "0123456789abcdef0123456789abcdef01234567"
@@ -112,15 +114,15 @@ def test_changed_since_picks_exactly_the_new_and_the_broken_submission(repo: Pat
     assert "exact release" in broken.problems[0].fix
 
     md = validation_markdown(checks, ref="main", base=changes.base, deleted=changes.deleted)
-    assert "`model.version`" in md
+    assert "<code>model.version</code>" in md
     assert "'latest'" in md
-    assert "`submissions/minilm-l6-text/submission.yaml`" in md
-    assert "### ❌ `minilm-l6-text` (modified)" in md
-    assert "### ✅ `acme-chem` (new)" in md
+    assert "<code>submissions/minilm-l6-text/submission.yaml</code>" in md
+    assert "### ❌ <code>minilm-l6-text</code> (modified)" in md
+    assert "### ✅ <code>acme-chem</code> (new)" in md
     assert "1 of 2 manifests has problems" in md
     assert "nox -s evaluate -- --changed-since main" in md
     for untouched in ("char-ngram-baseline", "morgan-fingerprint-reference"):
-        assert f"`{untouched}`" not in md
+        assert untouched not in md
 
 
 def test_cli_validate_changed_since_markdown_in_the_branch(repo: Path) -> None:
@@ -130,8 +132,10 @@ def test_cli_validate_changed_since_markdown_in_the_branch(repo: Path) -> None:
     assert proc.returncode == 1, proc.stderr
     md = proc.stdout
     assert md.startswith("## ChemRobust submission check")
-    assert re.search(r"\| `submissions/minilm-l6-text/submission\.yaml` \| `model\.version` \|", md)
-    assert "Submissions changed since `main`" in md and "1 new, 1 modified" in md
+    assert re.search(
+        r"\| <code>submissions/minilm-l6-text/submission\.yaml</code> \| <code>model\.version</code> \|", md
+    )
+    assert "Submissions changed since <code>main</code>" in md and "1 new, 1 modified" in md
     assert "char-ngram-baseline" not in md
 
     # Same answer from elsewhere with --root, and in the text format.
@@ -169,8 +173,8 @@ def test_changed_since_counts_uncommitted_and_deleted_and_ignores_main_moving_on
 
     proc = _cli("validate", "--changed-since", "main", "--format", "markdown", cwd=repo)
     assert proc.returncode == 0, proc.stdout
-    assert "### Removed submissions" in proc.stdout and "`char-ngram-baseline`" in proc.stdout
-    assert "`submissions/README.md` (not part of a submission; not checked)" in proc.stdout
+    assert "### Removed submissions" in proc.stdout and "<code>char-ngram-baseline</code>" in proc.stdout
+    assert "<code>submissions/README.md</code> (not part of a submission; not checked)" in proc.stdout
     assert "morgan-fingerprint-reference" not in proc.stdout
 
 
@@ -237,12 +241,17 @@ def test_report_sorts_each_problem_into_its_check(
     assert {(p.check, p.field) for p in result.problems} == {(check, field)}
     assert {key for key, _ in CHECKS if result.outcome(key) == "skip"} == skipped
     assert result.outcome(check) == "fail"
-    # The report's messages are exactly the validator's (no drift between text and Markdown output).
-    assert [f"{path}: {p.message}" for p in result.problems] == validate_paths([path])[path]
+    # The report's problems are exactly the validator's (no drift between text and Markdown output).
+    assert [replace(p, file=str(path)) for p in result.problems] == validate_paths([path])[path]
+    assert all(p.file == f"submissions/{sub_id}/submission.yaml" for p in result.problems)
     md = validation_markdown([result])
     assert "❌ 1 problem" in md
     if skipped:
         assert "not reached" in md
+
+
+def test_checks_are_the_validator_stages_in_order() -> None:
+    assert tuple(key for key, _ in CHECKS) == STAGES
 
 
 def test_report_refuses_a_symlinked_manifest_without_reading_it(tmp_path: Path) -> None:
@@ -270,11 +279,11 @@ def test_report_escapes_untrusted_text(tmp_path: Path) -> None:
     text = _morgan(id="evil", name="x") + "'a|b <img src=x> @maintainers': 1\n"
     result = check_manifest(_manifest(tmp_path, "evil", text), root=tmp_path)
     md = validation_markdown([result])
-    row = next(line for line in md.splitlines() if line.startswith("| `submissions/evil/"))
+    row = next(line for line in md.splitlines() if line.startswith("| <code>submissions/evil/"))
     cells = re.split(r"(?<!\\)\|", row)[1:-1]
     assert len(cells) == 4  # no pipe from the key escapes its cell
-    assert cells[1].strip() == "`a\\|b <img src=x> @maintainers`"  # shown literally in a code span
-    assert "&lt;img src=x&gt;" in cells[2] and "<img" not in cells[2]  # no HTML in the message
+    assert cells[1].strip() == "<code>a\\|b &lt;img src=x&gt; @maintainers</code>"  # literal, in a code span
+    assert "&lt;img src=x&gt;" in cells[2] and "<img" not in md  # no HTML anywhere
     assert "@\u200bmaintainers" in cells[2]  # no @-mention
 
 
@@ -417,14 +426,16 @@ def test_pr_summary_scores_rank_and_rank_changes() -> None:
         {"top": [0.9, 0.9, 0.9], "mid": [0.5, 0.5, 0.5], "low": [0.1, 0.1, 0.1], "newbie": [0.6, 0.7, 0.8]}
     )
     md = pr_summary(results, ["newbie"], ref="main")
-    assert "Evaluated: `newbie` (changed since `main`)" in md
+    assert "Evaluated: <code>newbie</code> (changed since <code>main</code>)" in md
     # Scores: the new model next to the best other submission, per headline criterion.
-    assert "| `datamol-default/kekule` | 0.700 | 0.900 (`top`) |" in md
+    assert "| <code>amore/datamol-default/kekule/acc\\_at\\_1</code> | 0.700 | 0.900 (<code>top</code>) |" in md
     # Rank 2 of 4 (beats mid and low, loses to top); interval hook not filled.
-    assert re.search(r"\| `newbie` \| \+1 \(2 wins, 1 losses, 0 ties\) \| 2 of 4 \| not computed", md)
+    assert re.search(
+        r"\| <code>newbie</code> \| \+1 \(2 wins, 1 losses, 0 ties\) \| 2 of 4 \| not computed", md
+    )
     # It pushes mid and low down one place each; top keeps rank 1 and is not listed.
-    assert "| `mid` | 2 | 3 | ▼ 1 |" in md and "| `low` | 3 | 4 | ▼ 1 |" in md
-    assert "| `top` |" not in md.split("### Rank changes")[1]
+    assert "| <code>mid</code> | 2 | 3 | ▼ 1 |" in md and "| <code>low</code> | 3 | 4 | ▼ 1 |" in md
+    assert "| <code>top</code> |" not in md.split("### Rank changes")[1]
 
     with_interval = pr_summary(results, ["newbie"], intervals={"newbie": (1, 3)})
     assert "| 2 of 4 | [1, 3] |" in with_interval
@@ -433,10 +444,10 @@ def test_pr_summary_scores_rank_and_rank_changes() -> None:
 def test_pr_summary_reports_failures_and_removals() -> None:
     results = _results({"top": [0.9, 0.9, 0.9], "mid": [0.5, 0.5, 0.5], "gone": [0.95, 0.95, 0.95]})
     md = pr_summary(results, ["broken"], deleted=["gone"], failures=["[1/1] broken × amore: exit 1 | oops"])
-    assert "No headline results for `broken`" in md
-    assert "| `gone` | 1 | — | removed |" in md
-    assert "| `top` | 2 | 1 | ▲ 1 |" in md
-    assert "- [1/1] broken × amore: exit 1 \\| oops" in md
+    assert "No headline results for <code>broken</code>" in md
+    assert "| <code>gone</code> | 1 | — | removed |" in md
+    assert "| <code>top</code> | 2 | 1 | ▲ 1 |" in md
+    assert "- \\[1/1\\] broken × amore: exit 1 \\| oops" in md
 
 
 def test_cli_evaluate_changed_since_writes_the_summary(
@@ -474,8 +485,8 @@ def test_cli_evaluate_changed_since_writes_the_summary(
     assert rc == 0
     assert seen["ids"] == ["minilm-l6-text"]
     summary = (state / "pr-summary.md").read_text()
-    assert "Evaluated: `minilm-l6-text` (changed since `main`)" in summary
-    assert "| `minilm-l6-text` | +1 (1 wins, 0 losses, 0 ties) | 1 of 2 |" in summary
+    assert "Evaluated: <code>minilm-l6-text</code> (changed since <code>main</code>)" in summary
+    assert "| <code>minilm-l6-text</code> | +1 (1 wins, 0 losses, 0 ties) | 1 of 2 |" in summary
 
     # Nothing changed: nothing is evaluated (never "all"), and the summary says so.
     seen.clear()

@@ -273,6 +273,7 @@ def test_item_values_from_ranks() -> None:
 
 
 def test_store_export_item_ranks_feeds_the_bootstrap(tmp_path: Path) -> None:
+    from evaluators.tracks.amore import AmoreTrack
     from leaderboard.store import ResultStore
 
     store = ResultStore(f"sqlite:///{tmp_path / 'mlflow.db'}", artifact_root=tmp_path / "artifacts")
@@ -284,29 +285,22 @@ def test_store_export_item_ranks_feeds_the_bootstrap(tmp_path: Path) -> None:
             continue
         out = tmp_path / f"out-{submission}"
         out.mkdir()
-        result = {
-            "track": "amore",
-            "metrics": [
-                {
-                    "augmentation": "kekule",
-                    "layer": "last",
-                    "distance": "l2",
-                    "direction": "original_to_augmented",
-                    "subset": "non_trivial",
-                    "metric": "acc_at_1",
-                    "value": 0.5,
-                }
-            ],
-        }
-        (out / "result.json").write_text(json.dumps(result))
+        row = {"augmentation": "kekule", "layer": "last", "distance": "l2",
+               "direction": "original_to_augmented", "subset": "non_trivial", "metric": "acc_at_1",
+               "value": 0.5}  # fmt: skip
+        result = AmoreTrack.parse_result(
+            {"schema_version": 2, "submission_id": submission, "track": "amore", "track_version": 2,
+             "dataset": "chebi20", "data_hash": "h", "benchmark_version": "v", "seed": 0, "rows": [row]}
+        )  # fmt: skip
         frame = _ranks_rows(submission, "chebi20").drop(columns=["submission", "track", "dataset"])
+        frame = frame.assign(original="CCO", augmented="OCC")
         if submission == "other":
             frame["rank"] = 1.0
         with gzip.open(out / "ranks.csv.gz", "wt", newline="") as handle:
             frame.to_csv(handle, index=False)
         store.finish(run_id, result, out)
 
-    ranks = store.export_item_ranks()
+    ranks = store.export_tables()["item_ranks"]
     assert list(ranks.columns) == [
         "submission",
         "track",
@@ -317,13 +311,17 @@ def test_store_export_item_ranks_feeds_the_bootstrap(tmp_path: Path) -> None:
         "id",
         "status",
         "rank",
+        "original",
+        "augmented",
     ]
     assert sorted(ranks["submission"].unique()) == ["good", "other"]  # the FAILED run has no ranks
+    # The export holds the headline setting the table declares, whatever else the artifact holds.
     assert set(ranks["distance"]) == {"l2"} and set(ranks["direction"]) == {"original_to_augmented"}
     good = ranks.loc[ranks["submission"] == "good"].set_index("id")
     assert good["rank"].to_dict() == {"m1": 1.0, "m2": 1.5, "m3": 1.0, "m4": 4.0}
     assert good["status"].to_dict()["m3"] == "identical"
-    assert store.export_item_ranks(["good"])["submission"].unique().tolist() == ["good"]
+    assert set(good["augmented"]) == {"OCC"}
+    assert store.export_tables(["good"])["item_ranks"]["submission"].unique().tolist() == ["good"]
 
     out = rank_intervals(item_values_from_ranks(ranks), seed=0, n_boot=50)
     assert out.loc["other", ["rank", "rank_lo", "rank_hi"]].tolist() == [1, 1, 1]

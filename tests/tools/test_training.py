@@ -14,19 +14,10 @@ from evaluators.datasets import load_dataset
 from leaderboard.execution import data as data_module
 from leaderboard.execution.data import prepare_dataset
 from leaderboard.intake.manifest import load_submission
+from leaderboard.tools.corpus import build_corpus, corpus_sha256
 from leaderboard.tools.smiles_tokenizer import build_tokenizer, build_vocab, split_smiles
-from leaderboard.tools.training import (
-    MAX_WEIGHT_BYTES,
-    REFERENCE_MODELS,
-    TrainingConfig,
-    TrainingError,
-    build_corpus,
-    corpus_sha256,
-    main,
-    random_views,
-    save_model,
-    train,
-)
+from leaderboard.tools.training import MAX_WEIGHT_BYTES, main, random_views, save_model, train
+from leaderboard.tools.training_config import REFERENCE_MODELS, TrainingConfig, TrainingError
 from tests._paths import shared_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,9 +64,7 @@ def shared_data(tmp_path_factory):
 @pytest.fixture(scope="module")
 def corpus(shared_data, tmp_path_factory):
     state = tmp_path_factory.mktemp("state")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CHEMROBUST_DATA_DIR", str(shared_data))
-        return build_corpus(state), state
+    return build_corpus(state, mirror=shared_data), state
 
 
 @pytest.mark.parametrize("variant", ["canonical", "randomized", "contrastive"])
@@ -156,7 +145,7 @@ def test_corpus_needs_chebi20(tmp_path, monkeypatch):
     monkeypatch.setenv("CHEMROBUST_DATA_DIR", str(tmp_path / "empty"))
     monkeypatch.setattr(data_module, "_download", no_network)
     with pytest.raises(TrainingError, match="chebi20.*CHEMROBUST_DATA_DIR"):
-        build_corpus(tmp_path / "state")
+        build_corpus(tmp_path / "state", mirror=tmp_path / "empty")
     assert main(["--state-dir", str(tmp_path / "state"), "--no-mlflow", "smiles-mlm-canonical"]) == 1
 
 

@@ -34,6 +34,7 @@ from leaderboard.intake.manifest import (
 )
 from leaderboard.intake.report import CHECKS
 from leaderboard.intake.scaffold import PLACEHOLDER_FIELDS
+from leaderboard.markdown import cell, code, esc
 
 __all__ = ["FIELD_HELP", "how_to_submit_page", "pick_example"]
 
@@ -126,7 +127,7 @@ def _value(value: object) -> str:
     text = " ".join(text.split())
     if len(text) > 60:
         text = text[:57] + "..."
-    return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
+    return code(text)
 
 
 def _mistake(manifest_text: str, sub_id: str) -> tuple[str, str]:
@@ -141,7 +142,7 @@ def _mistake(manifest_text: str, sub_id: str) -> tuple[str, str]:
             load_submission(path)
         except ManifestError as exc:
             shown = f"submissions/{sub_id}/{MANIFEST_NAME}"
-            return "pooling: max", "\n".join(line.replace(str(path), shown) for line in exc.problems)
+            return "pooling: max", "\n".join(str(p).replace(str(path), shown) for p in exc.problems)
     return "pooling: max", "(no error: the schema accepts it)"
 
 
@@ -174,14 +175,14 @@ def how_to_submit_page(repo_root: Path) -> str:
             other = load_submission(other_path, allow_remote_code=[other_path.parent.name])
         except ManifestError:
             continue
-        how = f"weights from `{other.model.source}`, adapter `{other.adapter}`"
+        how = f"weights from {code(other.model.source)}, adapter {code(other.adapter)}"
         if other.code is not None:
-            how += f" (class `{other.code.object}` in `{other.code.file}`)"
-        others.append(f"| `{other.id}` | {other.name} | {how} |")
+            how += f" (class {code(other.code.object)} in {code(other.code.file)})"
+        others.append(f"| {code(other.id)} | {cell(other.name)} | {how} |")
     placeholder_list = ", ".join(f"`{f}`" for f in PLACEHOLDER_FIELDS)
     checks = "\n".join(f"{n}. {label}" for n, (_, label) in enumerate(CHECKS, 1))
     rows = "\n".join(
-        f"| `{name}` | {_value(value)} | {FIELD_HELP.get(name, 'See submissions/README.md.')} |"
+        f"| {code(name)} | {_value(value)} | {FIELD_HELP.get(name, 'See submissions/README.md.')} |"
         for name, value in _field_rows(data)
     )
     fence = "````" if "```" in text else "```"
@@ -192,7 +193,7 @@ A model reaches the board through a pull request that adds one folder, `submissi
 checks the manifest **without executing anything from your pull request** and comments a report on it;
 a maintainer then evaluates the model in a sandbox and posts its scores and rank; once merged, the site
 is rebuilt and published. This page walks through that path with a real submission from the board,
-**{sub.name}** (`{sub.id}`).
+**{esc(sub.name)}** ({code(sub.id)}).
 
 ## 1. Scaffold your manifest
 

@@ -1,10 +1,10 @@
 """The security model: the adversarial suite's attack → outcome table and the "Security model" page.
 
-``tests/test_adversarial.py`` runs hostile submissions (``tests/adversarial/<id>/``) through the real
-pipeline and, when every case ran and was contained, writes ``site/data/security.json`` with
+``tests/execution/test_adversarial.py`` runs hostile submissions (``tests/adversarial/<id>/``) through the
+real pipeline and, when every case ran and was contained, writes ``site/data/security.json`` with
 :func:`write_security_table`. :func:`security_page` turns that file into the Markdown of the page and reads
-the sandbox settings from :class:`leaderboard.execution.runner.DockerRunner` and
-:class:`leaderboard.execution.runner.SandboxLimits` themselves, so the page cannot drift from the code.
+the sandbox settings from :class:`leaderboard.execution.docker_runner.DockerRunner` and
+:class:`leaderboard.execution.sandbox.SandboxLimits` themselves, so the page cannot drift from the code.
 
 Invariants
 ----------
@@ -13,17 +13,19 @@ Invariants
 
 Side effects
 ------------
-- :func:`write_security_table` writes ``<data_dir>/security.json`` (atomically: temporary file, then rename).
+- :func:`write_security_table` writes ``<data_dir>/security.json`` (atomically, :mod:`leaderboard.files`).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from leaderboard.files import write_json
+from leaderboard.markdown import cell, code, esc, table
 
 __all__ = ["CASE_KEYS", "SECURITY_JSON", "format_table", "read_security_table", "security_page",
            "write_security_table"]  # fmt: skip
@@ -65,14 +67,8 @@ def write_security_table(cases: Iterable[Mapping[str, Any]], data_dir: Path) -> 
     ids = [r["attack"] for r in rows]
     if len(set(ids)) != len(ids):
         raise ValueError(f"security cases repeat an attack id: {ids}")
-    data_dir = Path(data_dir)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    target = data_dir / SECURITY_JSON
-    text = json.dumps({"schema_version": 1, "cases": rows}, indent=2, ensure_ascii=False) + "\n"
-    with tempfile.NamedTemporaryFile("w", dir=data_dir, suffix=".tmp", delete=False, encoding="utf-8") as tmp:
-        tmp.write(text)
-    os.chmod(tmp.name, 0o644)
-    os.replace(tmp.name, target)
+    target = Path(data_dir) / SECURITY_JSON
+    write_json(target, {"schema_version": 1, "cases": rows})
     return target
 
 
@@ -99,23 +95,6 @@ def format_table(cases: Sequence[Mapping[str, Any]], *, width: int = 100) -> str
 # The page
 
 
-def _esc(text: Any) -> str:
-    table = str.maketrans({"\\": "\\\\", "`": "\\`", "*": "\\*", "_": "\\_", "[": "\\[", "]": "\\]",
-                           "#": "\\#", "&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|"})  # fmt: skip
-    return " ".join(str(text).split()).translate(table)
-
-
-def _code(text: Any) -> str:
-    text = " ".join(str(text).split())
-    return f"`` {text} ``" if "`" in text else f"`{text}`"
-
-
-def _table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-    out += ["| " + " | ".join(row) + " |" for row in rows]
-    return out
-
-
 def _mib(n: int) -> str:
     return f"{n / 1024**2:g} MiB" if n < 1024**3 else f"{n / 1024**3:g} GiB"
 
@@ -129,7 +108,8 @@ def sandbox_settings() -> list[tuple[str, str, str]]:
         Built from ``DockerRunner.create_kwargs`` with ``SandboxLimits()`` (what ``containers.create``
         receives) and the module constants of :mod:`leaderboard.execution.runner`.
     """
-    from leaderboard.execution.runner import POLL_S, DockerRunner, SandboxLimits
+    from leaderboard.execution.docker_runner import DockerRunner
+    from leaderboard.execution.sandbox import POLL_S, SandboxLimits
 
     limits = SandboxLimits()
     with tempfile.TemporaryDirectory() as tmp:
@@ -184,9 +164,9 @@ _INTRO = """\
 A submission is arbitrary code: its own adapter class, `trust_remote_code` model code, pickled weights,
 extra Python requirements. Maintainers run every pull request's submission on their own machines, so the
 evaluation treats that code as hostile. This page is generated from the code itself (the sandbox
-settings below are read from `leaderboard/execution/runner.py`) and from the last run of the adversarial
-test suite
-(`tests/test_adversarial.py`, which writes `site/data/security.json`)."""
+settings below are read from `leaderboard/execution/docker_runner.py` and `sandbox.py`) and from the last
+run of the adversarial test suite (`tests/execution/test_adversarial.py`, which writes
+`site/data/security.json`)."""
 
 _WHERE = """\
 ## What runs where
@@ -230,11 +210,11 @@ _SUPPLY = """\
 _LABELS = """\
 ## Labels stay outside the box
 
-AMORE needs no labels: a molecule's augmented strings are its own inputs, so the retrieval metrics are
-computed inside the container, next to the model. Tracks that do need answers (property labels, reference
+A track that needs no labels — a molecule's rewritten strings are its own inputs — computes its metrics
+inside the container, next to the model. Tracks that do need answers (property labels, reference
 captions) must not mount them at `/data`: the container returns raw outputs (predictions, generated text,
 embeddings) in `/out`, and the host scores them after the run, so submission code never reads the answers.
-The consequence for AMORE is stated under *Known limits*."""
+The consequence for such tracks is stated under *Known limits*."""
 
 _GPU = """\
 ## GPU hosts
@@ -262,9 +242,9 @@ _LIMITS = """\
 ## Known limits
 
 - **Scores computed in the box can be forged.** A custom-code submission runs in the same process as the
-  AMORE scorer and can report any numbers it likes. Impossible values are rejected, plausible ones are
-  not. The defences are review (the code is in the pull request), re-running it, and the reference
-  baselines; tracks with labels score on the host (above).
+  scorer of a track that scores inside the container, and can report any numbers it likes. Impossible
+  values are rejected, plausible ones are not. The defences are review (the code is in the pull
+  request), re-running it, and the reference baselines; tracks with labels score on the host (above).
 - **Containers share the host's kernel.** A kernel exploit escapes any container; Docker's seccomp
   profile, dropped capabilities and no-new-privileges shrink that surface. For stronger isolation run the
   engine with gVisor or inside a virtual machine.
@@ -292,8 +272,8 @@ def security_page(data_dir: Path) -> str:
     out = ["# Security model", "", _INTRO, "", _WHERE, "", "## The sandbox", "",
            "Every run is one container created with these settings (the defaults of `SandboxLimits`; the "
            "test suite runs with tighter ones):", ""]  # fmt: skip
-    rows = ([_esc(a), _code(b), _esc(c)] for a, b, c in sandbox_settings())
-    out += _table(["Setting", "Value", "Why"], rows)
+    rows = ([esc(a), code(b), esc(c)] for a, b, c in sandbox_settings())
+    out.append(table(["Setting", "Value", "Why"], rows))
     out += ["", "## Attacks and outcomes", ""]
     if cases:
         contained = sum(1 for c in cases if c["contained"])
@@ -303,19 +283,21 @@ def security_page(data_dir: Path) -> str:
             f"Contained: **{contained} of {len(cases)}**.",
             "",
         ]
-        out += _table(
-            ["Attack", "What it does", "Expected", "Outcome", "Reason recorded", "Contained"],
-            (
-                [
-                    f"{_esc(c['title'])} ({_code(c['attack'])})",
-                    _esc(c["does"]),
-                    _esc(c["expected"]),
-                    _esc(c["outcome"]),
-                    _esc(c["reason"]),
-                    "yes" if c["contained"] else "**NO**",
-                ]
-                for c in cases
-            ),
+        out.append(
+            table(
+                ["Attack", "What it does", "Expected", "Outcome", "Reason recorded", "Contained"],
+                (
+                    [
+                        f"{esc(c['title'])} ({code(c['attack'])})",
+                        cell(c["does"]),
+                        cell(c["expected"]),
+                        cell(c["outcome"]),
+                        cell(c["reason"]),
+                        "yes" if c["contained"] else "**NO**",
+                    ]
+                    for c in cases
+                ),
+            )
         )
     else:
         out += ["The adversarial suite has not been run yet (no `site/data/security.json`)."]

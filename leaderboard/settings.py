@@ -1,0 +1,83 @@
+"""Maintainer settings, read once from the environment at an entry point and passed down.
+
+Nothing below an entry point (``python -m leaderboard``, the nox sessions, the tools) reads environment
+variables: they take a :class:`Settings` (or the one value they need) as an argument, so a test or a
+second caller can state every setting explicitly. Side effects: none.
+
+=================================  =====================================================================
+variable                           meaning
+=================================  =====================================================================
+``CHEMROBUST_DATA_DIR``            local mirror of the data sets (``<dir>/<set>/<file>``), checked first
+``MLFLOW_TRACKING_URI``            the MLflow store (default ``sqlite:///<state>/mlflow.db``)
+``CHEMROBUST_ALLOW_REMOTE_CODE``   comma-separated submission ids allowed ``trust_remote_code``
+``CHEMROBUST_ALLOW_PICKLE``        comma-separated submission ids whose pickled weights may be fetched
+``HF_ENDPOINT``                    Hugging Face hub address (a mirror, or a local test server)
+=================================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+def _ids(value: str | None) -> frozenset[str]:
+    return frozenset(s.strip() for s in (value or "").split(",") if s.strip())
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where things are and what maintainers allowed.
+
+    Attributes
+    ----------
+    repo_root, state_dir : pathlib.Path
+        The repository and the local state folder (MLflow, caches, job folders).
+    data_mirror : pathlib.Path or None
+        Local mirror of the data sets (``CHEMROBUST_DATA_DIR``).
+    tracking_uri : str or None
+        MLflow tracking URI (``MLFLOW_TRACKING_URI``); ``None`` for the sqlite file in ``state_dir``.
+    allow_remote_code, allow_pickle : frozenset of str
+        Submission ids a maintainer allowed ``trust_remote_code`` / pickled weights.
+    hf_endpoint : str or None
+        Hugging Face hub address (``HF_ENDPOINT``); ``None`` for the public hub.
+    """
+
+    repo_root: Path
+    state_dir: Path
+    data_mirror: Path | None = None
+    tracking_uri: str | None = None
+    allow_remote_code: frozenset[str] = field(default_factory=frozenset)
+    allow_pickle: frozenset[str] = field(default_factory=frozenset)
+    hf_endpoint: str | None = None
+
+    @classmethod
+    def from_environment(
+        cls, *, repo_root: Path, state_dir: Path, environ: Mapping[str, str] | None = None
+    ) -> Settings:
+        """Read the settings from ``environ`` (default: the process environment), once.
+
+        Examples
+        --------
+        >>> s = Settings.from_environment(repo_root=Path("."), state_dir=Path(".state"),
+        ...                               environ={"CHEMROBUST_ALLOW_PICKLE": "a, b,"})
+        >>> sorted(s.allow_pickle), s.data_mirror, s.tracking_uri
+        (['a', 'b'], None, None)
+        """
+        env = os.environ if environ is None else environ
+        mirror = env.get("CHEMROBUST_DATA_DIR")
+        return cls(
+            repo_root=Path(repo_root),
+            state_dir=Path(state_dir),
+            data_mirror=Path(mirror).expanduser().resolve() if mirror else None,
+            tracking_uri=env.get("MLFLOW_TRACKING_URI") or None,
+            allow_remote_code=_ids(env.get("CHEMROBUST_ALLOW_REMOTE_CODE")),
+            allow_pickle=_ids(env.get("CHEMROBUST_ALLOW_PICKLE")),
+            hf_endpoint=env.get("HF_ENDPOINT") or None,
+        )
+
+    def mlflow_uri(self) -> str:
+        """Return the tracking URI: :attr:`tracking_uri`, else ``sqlite:///<state_dir>/mlflow.db``."""
+        return self.tracking_uri or f"sqlite:///{(self.state_dir / 'mlflow.db').resolve()}"

@@ -1,0 +1,197 @@
+"""The methodology page (``methodology.md``): every track's declarations, the data sets, the ranking.
+
+Each registered track's section is generated from its class — description, capability, dimensions with
+their values, metrics with direction and range, headline criteria, per-item tables — followed by what its
+site extension adds (a track's own definitions and formulas). The data sets come from
+:data:`evaluators.datasets.DATASETS`, the ranking rules from :data:`leaderboard.ranking.rules.RULE_LABELS`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from evaluators.datasets import DATASETS
+from leaderboard.markdown import NO_VALUE, code, esc, table, url
+from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.site.extensions import extension
+from leaderboard.site.schema import BOOTSTRAP
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import metric, track, track_names
+
+__all__ = ["methodology_page"]
+
+
+def _bound(value: float) -> str:
+    return "∞" if math.isinf(value) and value > 0 else "−∞" if math.isinf(value) else f"{value:g}"
+
+
+def _track_section(name: str) -> list[str]:
+    cls = track(name)
+    out = [f"### {esc(name)}", ""]
+    if cls.description:
+        out += [esc(cls.description), ""]
+    out += [f"Needs the capability {code(cls.capability)}; track version {cls.version}.", ""]
+    if cls.citation:
+        out += [f"Reference: {esc(cls.citation)}", ""]
+    dim_rows = [
+        [
+            code(d.name),
+            esc(d.description),
+            ", ".join(f"{code(v)}" + (f" ({esc(d.label(v))})" if d.label(v) != v else "") for v in d.values)
+            or ("any label, ordered by its numbers" if d.numeric else "any label"),
+        ]
+        for d in cls.dimensions
+    ]
+    if dim_rows:
+        out += ["Dimensions of its results (`-` where one does not apply):", ""]
+        out += [table(["Dimension", "What it is", "Values"], dim_rows), ""]
+    metric_rows = []
+    for m in cls.metrics:
+        spec = metric(m)
+        metric_rows.append(
+            [
+                f"{esc(spec.label)} ({code(m)})",
+                esc(spec.description),
+                "higher" if spec.higher_is_better else "lower",
+                f"[{_bound(spec.low)}, {_bound(spec.high)}]" + (", counts" if spec.integral else ""),
+            ]
+        )
+    if metric_rows:
+        out += ["Metrics:", ""]
+        out += [table(["Metric", "Meaning", "Better", "Range"], metric_rows), ""]
+    if cls.headline:
+        out += ["Headline criteria (one per data set and per value of the listed dimensions):", ""]
+        for crit in cls.headline:
+            where = ", ".join(f"{code(k)} = {code(v)}" for k, v in crit.where) or "every row"
+            per = ", ".join(code(p) for p in crit.per) or "nothing else"
+            out.append(f"- {esc(crit.label)}: {code(crit.metric)} where {where}; per data set and {per}.")
+        out.append("")
+    for spec in cls.tables:
+        out += [f"Per-item table `{spec.file}`: {esc(spec.description)}", ""]
+    methodology = extension(name).methodology
+    if methodology is not None:
+        out += methodology()
+    return out
+
+
+def methodology_page(data: SiteData) -> str:
+    """Markdown of the methodology page."""
+    evaluated = set(data.results["dataset"])
+    ds_rows = []
+    for name in sorted(DATASETS.names()):
+        spec = DATASETS.get(name)
+        files = "<br>".join(f"{code(f.path)}: {code(f.sha256 or NO_VALUE)}" for f in spec.files)
+        ds_rows.append(
+            [
+                f"**{esc(name)}**" + (" (on the board)" if name in evaluated else ""),
+                esc(spec.description) or NO_VALUE,
+                esc(spec.source) or NO_VALUE,
+                esc(spec.license) or NO_VALUE,
+                url(spec.citation) if spec.citation else NO_VALUE,
+                files,
+            ]
+        )
+    level = round(100 * BOOTSTRAP["level"])
+    out = [
+        "# Methodology",
+        "",
+        "## Tracks",
+        "",
+        "Each track declares, in its class, everything the host needs: the dimensions of its result rows, "
+        "its metrics (with direction and range: a value outside the range invalidates the run), its "
+        "headline criteria and its per-item tables. The sections below are generated from those "
+        "declarations; the [track pages](tracks/index.md) show the results.",
+        "",
+    ]
+    for name in track_names():
+        out += _track_section(name)
+    out += [
+        "## Datasets",
+        "",
+        "Every registered data set, with its public source, license and the sha256 of each file "
+        "(checked on every download and before every run).",
+        "",
+        table(["Dataset", "Description", "Source", "License", "Citation", "Files (sha256)"], ds_rows),
+        "",
+        "Invalid input SMILES are skipped with a count. Each track's benchmark version is a hash "
+        "over its data files, its definition and code version and the seed; results are keyed by it.",
+        "",
+        "## Ranking: Copeland (Vote'n'Rank)",
+        "",
+        "The overall ranking follows Vote'n'Rank [1]. Every headline criterion (one per track, data set "
+        "and value of the criterion's dimensions, e.g. an augmentation) is a weighted voter; weights split "
+        "each track's total of 1 evenly over its criteria. For each pair of models, the weighted criteria "
+        "each one wins are counted (criteria missing for either model are ignored — a model that lacks a "
+        "track's capability is missing there, never scored zero — and equal scores count for neither); "
+        "the pair's majority gives a win, a tie or a loss. The **Copeland score is wins − losses** over "
+        "all other models; equal scores share a rank. A **Condorcet winner** beats every other model and "
+        "is shown when one exists.",
+        "",
+        "## Ranking rules",
+        "",
+        "The overview shows, beside Copeland, how the other rules of Vote'n'Rank rank the same "
+        "criteria with the same weights (W(a, b): the weight of the criteria on which a beats b; "
+        "T(a, b): the weight of those where both are equal):",
+        "",
+        table(
+            ["Rule", "Score of model a", "Notes"],
+            [
+                [
+                    RULE_LABELS["copeland"],
+                    "`#{b : W(a,b) > W(b,a)} − #{b : W(a,b) < W(b,a)}`",
+                    "The ranking of record.",
+                ],
+                [
+                    RULE_LABELS["copeland_half_ties"],
+                    "`wins + ½ · ties`",
+                    "Always the same order as wins − losses (in `rules.csv`, not shown).",
+                ],
+                [RULE_LABELS["borda"], "`Σ_b W(a,b) + ½ · T(a,b)`", "Points per criterion, summed."],
+                [
+                    RULE_LABELS["minimax"],
+                    "`− max_b (W(b,a) − W(a,b))`",
+                    "The model whose worst defeat is smallest wins.",
+                ],
+                [
+                    RULE_LABELS["mean_rank"],
+                    "`Σ_c w_c · rank_c(a) / Σ_c w_c`",
+                    "Per-criterion ranks averaged (lower is better).",
+                ],
+                [
+                    RULE_LABELS["mean"],
+                    "`Σ_c w_c · x_c(a) / Σ_c w_c`",
+                    "The usual benchmark average; mixes the criteria's scales.",
+                ],
+            ],
+        ),  # fmt: skip
+        "",
+        "## Rank intervals and groups",
+        "",
+        f"Rank intervals come from a paired bootstrap over items [2]: {BOOTSTRAP['n_boot']:,} "
+        f"times (seed {BOOTSTRAP['seed']}), each data set's items (molecules) are drawn with replacement, "
+        "the same draw serving every model and criterion; each criterion's value is recomputed from the "
+        "per-item results the track exports and the table re-ranked with Copeland. A model's interval is "
+        f"the {level} % percentile interval of its bootstrap ranks. Two models are *separated* when one "
+        f"ranks strictly above the other in at least {round(50 + level / 2)} % of the replicates; groups "
+        "are consecutive tiers along the ranking (a model joins the current group unless it is separated "
+        "from the group's leader). Intervals are shown only when every ranked track exports per-item "
+        "results.",
+        "",
+        "## Provenance",
+        "",
+        "Each (submission, track, dataset) evaluation is one MLflow run, keyed by the "
+        "submission, its revision, the Docker image id, the track and the benchmark version. "
+        "Runs execute in a sandbox ([security model](security.md)) with weights fetched "
+        "beforehand at the pinned revision. Every model page lists, per run, the MLflow run id, "
+        "image, model revision, data hash, benchmark version, hardware, runner, git commit and "
+        "the command that reproduces it.",
+        "",
+        "## References",
+        "",
+        "1. M. Rofin, V. Mikhailov, M. Florinsky, A. Kravchenko, T. Shavrina, E. Tutubalina, "
+        "D. Karabekyan, E. Artemova. *Vote'n'Rank: Revision of Benchmarking with Social Choice "
+        "Theory*. EACL 2023. <https://arxiv.org/abs/2210.05769>",
+        "2. B. Efron, R. J. Tibshirani. *An Introduction to the Bootstrap*, ch. 13. Chapman & Hall, 1993.",
+        "",
+    ]
+    return "\n".join(out)

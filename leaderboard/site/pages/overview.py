@@ -1,0 +1,272 @@
+"""The overview page (``index.md``): the headline ranking, the other rules, pairwise wins, failed runs.
+
+The ranking is :func:`leaderboard.ranking.headline.rank_headline`'s: every registered track's headline
+criteria, grouped by track on the page, each track weighing 1 split evenly over its criteria. A model
+that lacks a track's capability has no value on its criteria ("—", with the reason in the cell's title
+and in a note): it is missing there, never scored zero.
+"""
+
+from __future__ import annotations
+
+import html
+
+from leaderboard.markdown import NO_VALUE, cell, code, esc, link, table
+from leaderboard.ranking.headline import headline_rows
+from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.site.blocks import Figures, submission_link
+from leaderboard.site.format import change, fmt, is_num, one_line, plural
+from leaderboard.site.pages.downloads import download_links
+from leaderboard.site.plots import pairwise_figure
+from leaderboard.site.schema import BOOTSTRAP
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import track
+
+__all__ = ["OTHER_RULES", "criterion_label", "index_page", "lacks_cell", "ranking_table"]
+
+#: Rules shown beside Copeland on the overview (Copeland with half ties always ranks as Copeland does).
+OTHER_RULES = ("borda", "minimax", "mean_rank", "mean")
+
+
+def criterion_label(criterion: str, *, with_dataset: bool, with_track: str = "") -> str:
+    """Column label of one criterion (``dataset/value…``): ``chebi20 · kekule``, escaped."""
+    parts = criterion.split("/")
+    if not with_dataset:
+        parts = parts[1:] or parts
+    label = " · ".join(parts)
+    return esc(f"{with_track} · {label}" if with_track else label)
+
+
+def lacks_cell(capability: str) -> str:
+    """Return the cell of a criterion a model cannot run: a dash titled with the missing capability."""
+    return f'<span title="not run: lacks capability {html.escape(capability)}">{NO_VALUE}</span>'
+
+
+def index_page(data: SiteData, figures: Figures) -> str:
+    """Markdown of the overview page."""
+    rk = data.ranking
+    out = [
+        "# ChemRobust",
+        "",
+        "A model that understands molecules should not change its mind when only the *writing* of a "
+        "molecule changes. ChemRobust measures exactly that: every model is evaluated, in a sandbox, "
+        "on how well it recognises the same molecule written in another valid way.",
+        "",
+        "## Overall ranking",
+        "",
+    ]
+    if rk.copeland.empty:
+        out += [
+            '!!! info "No results yet"',
+            "    No submission has finished an evaluation yet. Runs appear here after "
+            "`nox -s evaluate` has been run and the site regenerated.",
+            "",
+        ]
+    else:
+        out += _criteria_legend(data)
+        out += [
+            "For every pair of models, the one better on the weighted majority of criteria wins the pair "
+            "(criteria missing for either model are ignored). The Copeland score is wins − losses over "
+            "all pairs ([Vote'n'Rank](methodology.md)); equal scores share a rank. Best value per column "
+            "in bold.",
+            "",
+        ]
+        if data.intervals is not None:
+            level = round(100 * BOOTSTRAP["level"])
+            out += [
+                f"**Rank interval** is the {level} % range of the model's rank when the molecules are "
+                f"resampled ({BOOTSTRAP['n_boot']:,} bootstrap replicates, re-ranked with Copeland); "
+                "models that share a **group** cannot be told apart: neither ranks above the other in "
+                f"{round(50 + level / 2)} % of the replicates.",
+                "",
+            ]
+        out += [ranking_table(data, link_prefix="submissions/"), ""]
+        out += _lacking_note(data)
+        if data.interval_note:
+            out += [data.interval_note, ""]
+        n_sys = len(rk.copeland)
+        if rk.condorcet is not None:
+            out.append(
+                f"**Condorcet winner:** {submission_link(data, rk.condorcet, 'submissions/')} "
+                "beats every other model on a weighted majority of the criteria."
+            )
+        elif n_sys > 1:
+            out.append(
+                "**No Condorcet winner:** no model beats every other one on a majority of the criteria."
+            )
+        tracks = list(dict.fromkeys(str(t) for t in rk.criteria["track"]))
+        out += [
+            "",
+            f"{plural(n_sys, 'model')} ranked on {plural(rk.n_criteria, 'criterion', 'criteria')} of "
+            f"{plural(len(tracks), 'track')}; each track weighs 1, split evenly over its criteria.",
+            "",
+        ]
+        unranked = [s for s in data.ids if s not in rk.copeland.index]
+        if unranked:
+            links = ", ".join(submission_link(data, s, "submissions/") for s in unranked)
+            out += [f"Not ranked (no headline results yet): {links}.", ""]
+        out += _rules_section(data)
+        out += _pairwise_section(data, figures)
+
+    failures = data.failures()
+    out += ["## Failed runs", ""]
+    if failures:
+        rows = [
+            [
+                submission_link(data, r["submission"], "submissions/"),
+                cell(r.get("track") or NO_VALUE),
+                cell(r.get("dataset") or NO_VALUE),
+                cell(one_line(r.get("reason"))),
+            ]
+            for r in failures
+        ]
+        out += [
+            "The latest attempt of these runs failed; they never block the others and are retried "
+            "on the next evaluation.",
+            "",
+            table(["Model", "Track", "Dataset", "Reason"], rows),
+            "",
+        ]
+    else:
+        out += ["None.", ""]
+
+    out += ["## Data", "", download_links(data, prefix=""), ""]
+    return "\n".join(out)
+
+
+def _criteria_legend(data: SiteData) -> list[str]:
+    """One line per ranked criteria family: its track, label, columns and weight (the column groups)."""
+    crit = data.ranking.criteria
+    families = _families(data)
+    lines = ["**How to read this table.** Each number column is one criterion, grouped by track:", ""]
+    for name, group in crit.groupby("track", sort=False):
+        cls = track(str(name))
+        for family, rows in group.groupby(group.index.map(lambda c: families.get(c, 0)), sort=True):
+            spec = cls.headline[int(family)]
+            per = " · ".join(["data set", *spec.per])
+            lines.append(
+                f"- {link(str(name), f'tracks/{name}.md')} — {esc(spec.label)}: "
+                f"{plural(len(rows), 'column')} ({esc(per)}), weight {rows['weight'].sum():.3g} in all "
+                f"({rows['weight'].iloc[0]:.3g} each)."
+            )
+    return [*lines, ""]
+
+
+def _families(data: SiteData) -> dict[str, int]:
+    """Criteria family (index into the track's ``headline``) of every ranking column."""
+    if "families" not in data.cache:
+        rows = headline_rows(data.results)
+        columns = rows["track"] + "/" + rows["criterion"] + "/" + rows["metric"]
+        data.cache["families"] = dict(zip(columns, rows["family"].astype(int), strict=True))
+    return data.cache["families"]
+
+
+def ranking_table(data: SiteData, *, link_prefix: str) -> str:
+    """Return the ranking table: rank, model, Copeland score, W/L/T, intervals, every criterion."""
+    rk = data.ranking
+    crit = list(rk.headline.columns)
+    tracks = rk.criteria["track"].astype(str)
+    many_tracks = tracks.nunique() > 1
+    many_datasets = rk.criteria["dataset"].nunique() > 1 or many_tracks
+    labels = [
+        criterion_label(
+            str(rk.criteria.at[c, "criterion"]),
+            with_dataset=many_datasets,
+            with_track=str(tracks[c]) if many_tracks else "",
+        )
+        for c in crit
+    ]
+    best = {c: rk.headline[c].max() for c in crit}
+    intervals = data.intervals
+    extra = ["Rank interval", "Group"] if intervals is not None else []
+    headers = ["Rank", "Model", "Copeland", "W / L / T", *extra, *labels]
+    headline = rk.headline.reindex(rk.copeland.index)
+    rows = []
+    for sub_id, row in rk.copeland.iterrows():
+        sub_id = str(sub_id)
+        cells = [
+            str(int(row["rank"])),
+            submission_link(data, sub_id, link_prefix),
+            f"{int(row['score']):+d}" if row["score"] else "0",
+            f"{int(row['wins'])} / {int(row['losses'])} / {int(row['ties'])}",
+        ]
+        if intervals is not None:
+            lo, hi = int(intervals.at[sub_id, "rank_lo"]), int(intervals.at[sub_id, "rank_hi"])
+            cells += [f"[{lo}, {hi}]", str(int(intervals.at[sub_id, "group"]))]
+        values = headline.loc[sub_id]
+        for c in crit:
+            val = values[c]
+            lacking = None if is_num(val) else data.lacks(sub_id, str(tracks[c]))
+            if lacking is not None:
+                cells.append(lacks_cell(lacking))
+                continue
+            txt = fmt(val, str(rk.criteria.at[c, "metric"]))
+            cells.append(f"**{txt}**" if is_num(val) and val == best[c] and len(rk.copeland) > 1 else txt)
+        rows.append(cells)
+    align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(crit)
+    return table(headers, rows, align=align)
+
+
+def _lacking_note(data: SiteData) -> list[str]:
+    rk = data.ranking
+    notes = []
+    for name in dict.fromkeys(str(t) for t in rk.criteria["track"]):
+        lacking = [s for s in rk.copeland.index if data.lacks(str(s), name) is not None]
+        if lacking:
+            capability = track(name).capability
+            names = ", ".join(esc(data.name(str(s))) for s in lacking)
+            notes.append(
+                f"— in the {esc(name)} columns of {names}: not run, the model lacks the capability "
+                f"{code(capability)} the track needs; missing criteria are ignored pairwise, never scored "
+                "zero."
+            )
+    return [*notes, ""] if notes else []
+
+
+def _rules_section(data: SiteData) -> list[str]:
+    rules = data.ranking.rules
+    if rules is None or len(rules) < 2:
+        return []
+    headers = ["Model", "Copeland"]
+    for rule in OTHER_RULES:
+        headers += [esc(RULE_LABELS[rule]), "Δ"]
+    rows = []
+    for sub_id, row in rules.iterrows():
+        cells = [submission_link(data, str(sub_id), "submissions/"), str(int(row["rank_copeland"]))]
+        for rule in OTHER_RULES:
+            cells += [str(int(row[f"rank_{rule}"])), change(int(row[f"change_{rule}"]))]
+        rows.append(cells)
+    moved = int((rules[[f"change_{r}" for r in OTHER_RULES]] != 0).any(axis=1).sum())
+    return [
+        "## Other ranking rules",
+        "",
+        "The same criteria and weights ranked by the other rules of Vote'n'Rank "
+        "([definitions](methodology.md#ranking-rules)); Δ is the change against Copeland (↑2: this rule "
+        f"places the model two ranks higher). {moved} of {len(rules)} models "
+        f"{'moves' if moved == 1 else 'move'} under at least one rule.",
+        "",
+        table(headers, rows, align=["l", "r"] + ["r", "c"] * len(OTHER_RULES)),
+        "",
+    ]
+
+
+def _pairwise_section(data: SiteData, figures: Figures) -> list[str]:
+    pair = data.ranking.pairwise
+    if pair is None:
+        return []
+    majority, wins = pair
+    fig = pairwise_figure(majority, wins=wins, names={s: data.name(s) for s in data.ids})
+    return [
+        "## Pairwise wins and losses",
+        "",
+        "Each cell is one pair of models: green when the row model beats the column model on the "
+        "weighted majority of criteria, red when it loses, grey for a tie; rows and columns are in "
+        "Copeland order, so a row's Copeland score is its green cells minus its red cells.",
+        "",
+        *figures.block(
+            fig,
+            "overview",
+            "pairwise",
+            caption="Pairwise majorities over the headline criteria (hover: the criteria weight each model "
+            "wins). Data: [pairwise.csv](data/pairwise.csv).",
+        ),
+    ]

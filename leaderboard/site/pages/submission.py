@@ -1,0 +1,309 @@
+"""The model pages (``submissions/index.md`` and ``submissions/<id>.md``).
+
+A model's page holds its card, its place in the ranking, a section per track it has results for (per
+data set: its headline values, the headline metric over each dimension, the track extension's sections,
+and every number), the tracks it cannot run ("not applicable": it lacks their capability), and the
+provenance of every run with the command that reproduces it. Everything from a manifest, a run record or
+a result row is escaped with :mod:`leaderboard.markdown`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from evaluators.schema import Dimension
+from leaderboard.markdown import NO_VALUE, cell, code, esc, table, url
+from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.site.blocks import Figures, submission_link, track_link
+from leaderboard.site.extensions import extension
+from leaderboard.site.format import change, duration, fmt, metric_label, one_line, text, value_label
+from leaderboard.site.pages.explorer import Explorer
+from leaderboard.site.pages.overview import OTHER_RULES, criterion_label
+from leaderboard.site.pages.track import per_dimensions, where_of
+from leaderboard.site.schema import BOOTSTRAP, SLUG
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import dimensions, ordered, track, track_names, value_sort_key
+
+__all__ = ["all_numbers_html", "reproduce_command", "submission_page", "submissions_index_page"]
+
+_SHA = re.compile(r"[0-9a-f]{40}")
+
+
+def reproduce_command(submission: str, dataset: str) -> str:
+    """Return the command that reproduces one submission's run on one dataset.
+
+    Examples
+    --------
+    >>> reproduce_command("chemberta", "chebi20")
+    'nox -s evaluate -- --submission chemberta --dataset chebi20'
+    """
+    return f"nox -s evaluate -- --submission {submission} --dataset {dataset}"
+
+
+def submissions_index_page(data: SiteData) -> str:
+    """Markdown of the list of models, in overall ranking order."""
+    out = ["# Submissions", ""]
+    if not data.ids:
+        out += ['!!! info "No submissions yet"', "    No submission has been exported yet.", ""]
+        return "\n".join(out)
+    out += [
+        "Every submitted model, in overall ranking order. Each page holds the model card, every "
+        "number, the molecules the model misses most, the provenance of every run and the command "
+        "that reproduces it.",
+        "",
+    ]
+    cop = data.ranking.copeland
+    rows = []
+    for sub_id in data.order(data.ids):
+        meta = data.submissions.get(sub_id, {})
+        runs = data.runs_by_submission.get(sub_id, [])
+        n_ok = sum(r["status"] == "FINISHED" for r in runs)
+        n_fail = sum(r["status"] == "FAILED" for r in runs)
+        rows.append(
+            [
+                str(int(cop.at[sub_id, "rank"])) if sub_id in cop.index else NO_VALUE,
+                submission_link(data, sub_id),
+                cell(text(meta.get("authors"))),
+                cell(text(meta.get("architecture"))),
+                cell(text(meta.get("license"))),
+                f"{n_ok} finished, {n_fail} failed",
+            ]
+        )
+    out += [table(["Rank", "Model", "Authors", "Architecture", "License", "Runs"], rows), ""]
+    return "\n".join(out)
+
+
+def submission_page(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) -> str:
+    """Markdown of one model's page."""
+    meta = data.submissions.get(sub_id, {})
+    out = [f"# {esc(data.name(sub_id))}", "", f"Submission {code(sub_id)}.", ""]
+    if meta.get("description"):
+        out += [esc(text(meta["description"])), ""]
+    out += ["## Model card", ""]
+    if meta:
+        card = [
+            ("Authors", cell(text(meta.get("authors")))),
+            ("Contact", cell(text(meta.get("contact")))),
+            ("License", cell(text(meta.get("license")))),
+            ("Paper / URL", url(meta.get("url"))),
+            ("Architecture", cell(text(meta.get("architecture")))),
+            ("Source", cell(text(meta.get("source")))),
+            ("Capabilities", cell(text(meta.get("capabilities")))),
+            ("Pooling", cell(text(meta.get("pooling")))),
+            ("Training data", cell(text(meta.get("training_data")))),
+            ("Tracks", cell(text(meta.get("tracks")))),
+        ]
+        out += [table(["Field", "Value"], [list(r) for r in card]), ""]
+    else:
+        out += ["No manifest metadata exported for this submission.", ""]
+    out += ["## Ranking", "", *_ranking(data, sub_id)]
+    out += ["## Results", "", *_results(data, sub_id, figures, explorer)]
+    out += ["## Runs and provenance", "", *_runs(data, sub_id)]
+    out += ["[Download all data](../downloads.md)", ""]
+    return "\n".join(out)
+
+
+def _ranking(data: SiteData, sub_id: str) -> list[str]:
+    cop = data.ranking.copeland
+    if sub_id not in cop.index:
+        return ["Not ranked: no headline results yet.", ""]
+    row = cop.loc[sub_id]
+    out = [
+        f"Overall Copeland rank **{int(row['rank'])}** of {len(cop)} (score {int(row['score']):+d}: "
+        f"{int(row['wins'])} wins, {int(row['losses'])} losses, {int(row['ties'])} ties). "
+        "See the [overview](../index.md).",
+        "",
+    ]
+    if data.intervals is not None and sub_id in data.intervals.index:
+        iv = data.intervals.loc[sub_id]
+        level = round(100 * BOOTSTRAP["level"])
+        out += [
+            f"Bootstrap rank interval ({level} %, molecules resampled): **[{int(iv['rank_lo'])}, "
+            f"{int(iv['rank_hi'])}]**, median rank {float(iv['rank_median']):g}; group "
+            f"{int(iv['group'])} of {int(data.intervals['group'].max())}.",
+            "",
+        ]
+    rules = data.ranking.rules
+    if rules is not None and len(rules) > 1:
+        r = rules.loc[sub_id]
+        parts = [
+            f"{esc(RULE_LABELS[rule])} {int(r[f'rank_{rule}'])} ({change(int(r[f'change_{rule}']))})"
+            for rule in OTHER_RULES
+        ]
+        out += ["Rank under the other rules (change against Copeland): " + "; ".join(parts) + ".", ""]
+    return out
+
+
+def _results(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) -> list[str]:
+    res = data.by_submission.get(sub_id)
+    out: list[str] = []
+    if res is None or res.empty:
+        out += ["No results yet.", ""]
+    else:
+        for name in data.tracks_of(sub_id):
+            rows = res.loc[res["track"] == name]
+            ext = extension(name)
+            for dataset, grp in rows.groupby("dataset", sort=True):
+                dataset = str(dataset)
+                out += [f"### {esc(name)} · {esc(dataset)}", ""]
+                out += _headline_values(data, sub_id, name, dataset)
+                out += _headline_by_dimension(grp, name)
+                if ext.submission_sections is not None:
+                    out += ext.submission_sections(data, sub_id, dataset, figures, explorer)
+                out += [all_numbers_html(grp, list(track(name).dimensions)), ""]
+        known = set(track_names())
+        for (name, dataset), grp in res.loc[~res["track"].isin(list(known))].groupby(["track", "dataset"]):
+            out += [f"### {esc(name)} · {esc(dataset)}", "", "A track that is no longer registered.", ""]
+            out += [all_numbers_html(grp, dimensions()), ""]
+    lacking = [(t, data.lacks(sub_id, t)) for t in track_names()]
+    lacking = [(t, c) for t, c in lacking if c is not None and t not in data.tracks_of(sub_id)]
+    if lacking:
+        items = ", ".join(f"{track_link(t, '../')} (needs {code(c)})" for t, c in lacking)
+        out += [f"Not applicable: {items}; this model lacks the capability.", ""]
+    return out
+
+
+def _headline_values(data: SiteData, sub_id: str, name: str, dataset: str) -> list[str]:
+    values = data.headline_of(sub_id, name, dataset)
+    if values.empty:
+        return []
+    crit = data.ranking.criteria
+    labels = [criterion_label(str(crit.at[c, "criterion"]), with_dataset=False) for c in values.index]
+    cells = [fmt(v, str(crit.at[c, "metric"])) for c, v in values.items()]
+    spec = track(name).headline
+    return [
+        f"Headline: {'; '.join(esc(c.label) for c in spec)}.",
+        "",
+        table(labels, [cells], align=["r"] * len(cells)),
+        "",
+    ]
+
+
+def _headline_by_dimension(grp: pd.DataFrame, name: str) -> list[str]:
+    """Return the headline metric over each dimension the criteria fix (rows) and per-values (columns)."""
+    cls = track(name)
+    if not cls.headline:
+        return []
+    crit = cls.headline[0]
+    dims = {d.name: d for d in cls.dimensions}
+    per = [p for p in per_dimensions(name) if p in dims]
+    where = where_of(name)
+    rows = grp.loc[grp["metric"] == crit.metric]
+    out: list[str] = []
+    for d in where:
+        sel = rows
+        for o, v in where.items():
+            if o != d:
+                sel = sel.loc[sel[o] == v]
+        sel = sel.loc[sel[d] != "-"]
+        if sel.empty:
+            continue
+        label = metric_label(crit.metric)
+        columns = [tuple(map(str, k)) for k in sel[per].drop_duplicates().itertuples(index=False)]
+        columns.sort(key=lambda g: [value_sort_key(dims[p], v) for p, v in zip(per, g, strict=True)])
+        cells = {
+            (str(r[d]), tuple(str(r[p]) for p in per)): r["value"] for r in sel.to_dict(orient="records")
+        }
+        body = []
+        for v in ordered(dims[d], list(sel[d].unique())):
+            head = esc(value_label(dims[d], v)) + (" (headline)" if where[d] == v else "")
+            body.append([head] + [fmt(cells.get((v, g)), crit.metric) for g in columns])
+        fixed = ", ".join(f"{esc(o)} {esc(value_label(dims[o], v))}" for o, v in where.items() if o != d)
+        headers = [esc(d.capitalize())]
+        headers += [
+            esc(" · ".join(value_label(dims[p], v) for p, v in zip(per, g, strict=True))) for g in columns
+        ]
+        out += [f"#### {esc(label)} by {esc(d)}", "", f"Other dimensions: {fixed}." if fixed else "", ""]
+        out += [table(headers, body, align=["l"] + ["r"] * len(columns)), ""]
+    return out
+
+
+def all_numbers_html(grp: pd.DataFrame, dims: Sequence[Dimension]) -> str:
+    """Every number of one (track, dataset): a collapsed block whose table ``tables.js`` draws.
+
+    The rows are embedded in the page as JSON (``<script type="application/json">``, already formatted
+    text) rather than as an HTML table: MkDocs then neither parses nor indexes thousands of cells, which
+    made 100 submission pages take most of the build. ``site/javascripts/tables.js`` renders the table
+    (sortable, as text: nothing in a cell is parsed as HTML) inside the block; ``results.csv`` holds the
+    same numbers. ``<``, ``>`` and ``&`` are JSON-escaped, so no value can end the script element.
+    """
+    names = [d.name for d in dims if d.name in grp.columns]
+    by_name = {d.name: d for d in dims}
+    cells: dict[tuple[str, ...], dict[str, float]] = {}
+    for *key, metric_name, value in grp[[*names, "metric", "value"]].itertuples(index=False, name=None):
+        cells.setdefault(tuple(map(str, key)), {})[str(metric_name)] = float(value)
+    present = {m for row in cells.values() for m in row}
+    declared = [m for t in track_names() for m in track(t).metrics]
+    metrics = [m for m in dict.fromkeys(declared) if m in present] + sorted(present - set(declared))
+    keys = sorted(cells, key=lambda k: [value_sort_key(by_name[n], v) for n, v in zip(names, k, strict=True)])
+    rows = [
+        [value_label(by_name[n], v) for n, v in zip(names, k, strict=True)]
+        + [fmt(cells[k].get(m, float("nan")), m) for m in metrics]
+        for k in keys
+    ]
+    spec = {
+        "columns": [n.replace("_", " ").capitalize() for n in names] + [metric_label(m) for m in metrics],
+        "align": ["left"] * len(names) + ["right"] * len(metrics),
+        "rows": rows,
+    }
+    payload = json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
+    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return "\n".join(
+        [
+            f'<details class="note chemrobust-numbers" data-search-exclude><summary>All {len(grp)} numbers '
+            "(also in results.csv)</summary>",
+            f'<script type="application/json" class="chemrobust-table">{payload}</script>',
+            "</details>",
+        ]
+    )
+
+
+def _runs(data: SiteData, sub_id: str) -> list[str]:
+    runs = data.runs_by_submission.get(sub_id, [])
+    if not runs:
+        return ["No runs recorded yet.", ""]
+    out: list[str] = []
+    for run in runs:
+        trk = run.get("track") or NO_VALUE
+        dataset = run.get("dataset") or NO_VALUE
+        out += [f"### {esc(trk)} · {esc(dataset)} · {esc(run['status'].lower())}", ""]
+        if run["status"] == "FAILED":
+            out += ['!!! failure "Failed"', f"    {esc(one_line(run.get('reason'), limit=2000))}", ""]
+        prov = [
+            ("MLflow run id", code(run.get("run_id"))),
+            ("Image tag", code(run.get("image_tag"))),
+            ("Image id", code(run.get("image_id"))),
+            ("Model revision", code(run.get("model_revision"))),
+            ("Data hash", code(run.get("data_hash"))),
+            ("Benchmark version", code(run.get("benchmark_version"))),
+            ("Hardware", cell(text(run.get("hardware")))),
+            ("Runner", cell(text(run.get("runner")))),
+            ("Git commit", code(run.get("git_commit"))),
+            ("Started", cell(text(run.get("started_at")))),
+            ("Duration", duration(run.get("duration_s"))),
+        ]
+        out += [table(["Field", "Value"], [list(p) for p in prov]), ""]
+        if run.get("dataset"):
+            out += _reproduce(sub_id, run)
+    return out
+
+
+def _reproduce(sub_id: str, run: Mapping[str, Any]) -> list[str]:
+    """Return the shell lines that reproduce one run: check out its commit (if recorded), then evaluate."""
+    dataset = str(run["dataset"])
+    if not SLUG.fullmatch(dataset):
+        return ["Reproduce: the recorded data set name is not a plain name; see the run's record.", ""]
+    lines = []
+    commit = str(run.get("git_commit") or "")
+    sha = commit.removesuffix("-dirty")
+    if _SHA.fullmatch(sha):
+        if commit.endswith("-dirty"):
+            lines.append(f"# recorded at commit {sha} with uncommitted changes")
+        lines.append(f"git checkout {sha}")
+    lines.append(reproduce_command(sub_id, dataset))
+    return ["Reproduce:", "", "```bash", *lines, "```", ""]

@@ -1,0 +1,291 @@
+"""The track pages (``tracks/index.md`` and ``tracks/<track>.md``), generated from declarations alone.
+
+Every registered track gets a complete page from what its class declares (:class:`evaluators.tracks.Track`):
+per data set, its headline table (models × criteria), the ranking per criterion, then for each metric a
+table over each of its dimensions (the other dimensions fixed at the headline setting; values in the
+order :func:`leaderboard.tracks.ordered` gives, so ``encoder.10`` follows ``encoder.2``), and the counts.
+Labels come from the registries (:class:`~evaluators.schema.Dimension` labels, metric labels). A track's
+site extension (:mod:`leaderboard.site.extensions`) may add sections per data set (figures …).
+Values from result rows are escaped with :mod:`leaderboard.markdown`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from evaluators.datasets import DATASETS
+from evaluators.schema import Dimension
+from leaderboard.markdown import NO_VALUE, cell, esc, link, table
+from leaderboard.site.blocks import Figures
+from leaderboard.site.extensions import extension
+from leaderboard.site.format import fmt, fmt_range, metric_label, value_label
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import metric, ordered, track, track_names, value_sort_key
+
+__all__ = ["dataset_note", "per_dimensions", "track_page", "tracks_index_page", "where_of"]
+
+
+def per_dimensions(name: str) -> tuple[str, ...]:
+    """Return the dimensions a track's first headline family varies across criteria (``augmentation``)."""
+    cls = track(name)
+    return tuple(cls.headline[0].per) if cls.headline else ()
+
+
+def where_of(name: str) -> dict[str, str]:
+    """Return the fixed setting of a track's first headline family (``{"layer": "last", …}``)."""
+    cls = track(name)
+    return dict(cls.headline[0].where) if cls.headline else {}
+
+
+def dataset_note(dataset: str) -> str:
+    """Return the registered description of a data set (escaped), or an empty string."""
+    return esc(DATASETS.get(dataset).description) if dataset in DATASETS else ""
+
+
+def tracks_index_page(data: SiteData) -> str:
+    """Markdown of the tracks index: every registered track with its description and citation."""
+    out = [
+        "# Tracks",
+        "",
+        "A track is one way of asking whether a model recognises a molecule written differently. Each "
+        "track declares its dimensions, metrics and headline criteria; the [overview](../index.md) ranks "
+        "the models over every track's headline criteria, each track weighing 1.",
+        "",
+    ]
+    rows = []
+    for name in track_names():
+        cls = track(name)
+        n_models = data.track_results(name)["submission"].nunique()
+        rows.append(
+            [
+                link(name, f"{name}.md"),
+                esc(cls.description) or NO_VALUE,
+                f"`{cls.capability}`",
+                str(n_models),
+                esc(cls.citation) or NO_VALUE,
+            ]
+        )
+    out += [table(["Track", "What it measures", "Needs", "Models", "Reference"], rows), ""]
+    return "\n".join(out)
+
+
+def track_page(data: SiteData, name: str, figures: Figures) -> str:
+    """Markdown of one track's page."""
+    cls = track(name)
+    out = [f"# {esc(name)}", ""]
+    if cls.description:
+        out += [esc(cls.description), ""]
+    if cls.citation:
+        out += [f"Reference: {esc(cls.citation)}", ""]
+    out += [
+        f"Models need the capability `{cls.capability}`. Definitions of its dimensions and metrics: "
+        f"[methodology](../methodology.md#{name}); every number: [downloads](../downloads.md).",
+        "",
+    ]
+    if cls.headline:
+        out += ["Headline criteria (ranked on the [overview](../index.md)):", ""]
+        out += [
+            f"- {esc(c.label)} (per data set and {esc(', '.join(c.per) or 'nothing else')})"
+            for c in cls.headline
+        ]
+        out.append("")
+    res = data.track_results(name)
+    if res.empty:
+        out += ['!!! info "No results yet"', f"    No {esc(name)} run has finished yet.", ""]
+        return "\n".join(out)
+    ext = extension(name)
+    for dataset in sorted(res["dataset"].unique()):
+        dres = res.loc[res["dataset"] == dataset]
+        out += [f"## {esc(dataset)}", ""]
+        note = dataset_note(dataset)
+        if note:
+            out += [note, ""]
+        out += _headline_section(data, name, dataset)
+        if ext.track_sections is not None:
+            out += ext.track_sections(data, dataset, figures)
+        out += metric_sections(data, name, dres)
+    return "\n".join(out)
+
+
+def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
+    rk = data.ranking
+    crit = rk.criteria
+    if crit.empty:
+        return []
+    columns = list(crit.index[(crit["track"] == name) & (crit["dataset"] == dataset)])
+    if not columns:
+        return []
+    cls = track(name)
+    piv = rk.headline.loc[:, columns].dropna(how="all")
+    subs = data.order([str(s) for s in piv.index])
+    labels = [_criterion_label(cls, str(crit.at[c, "criterion"])) for c in columns]
+    out = [
+        "### Headline",
+        "",
+        "; ".join(esc(c.label) for c in cls.headline) + ". Models in overall Copeland order.",
+    ]
+    rows = [
+        [link(data.name(s), f"../submissions/{s}.md")]
+        + [fmt(piv.at[s, c], str(crit.at[c, "metric"])) for c in columns]
+        for s in subs
+    ]
+    out += ["", table(["Model", *labels], rows, align=["l"] + ["r"] * len(columns)), ""]
+    out += [
+        "### Ranking per criterion",
+        "",
+        "For each criterion, the models ranked by their value (best first).",
+        "",
+        _rank_grid(data, piv, columns, labels, [str(crit.at[c, "metric"]) for c in columns]),
+        "",
+    ]
+    return out
+
+
+def _criterion_label(cls: type, criterion: str) -> str:
+    """``chebi20/kekule`` → the per-values' labels (``kekule``), escaped."""
+    values = criterion.split("/")[1:]
+    per = cls.headline[0].per if cls.headline else ()
+    dims = {d.name: d for d in cls.dimensions}
+    parts = [value_label(dims.get(p), v) for p, v in zip(per, values, strict=False)]
+    return esc(" · ".join(parts) or criterion)
+
+
+def _rank_grid(
+    data: SiteData, piv: pd.DataFrame, columns: Sequence[str], labels: Sequence[str], metrics: Sequence[str]
+) -> str:
+    ranked_columns = []
+    for c, m in zip(columns, metrics, strict=True):
+        col = piv[c].dropna()
+        sign = -1.0 if metric(m).higher_is_better else 1.0
+        ranked = sorted(col.index, key=lambda s: (sign * col[s], s))
+        ranked_columns.append([f"{esc(data.name(str(s)))} ({fmt(col[s], m)})" for s in ranked])
+    depth = max((len(c) for c in ranked_columns), default=0)
+    rows = [[str(i + 1)] + [c[i] if i < len(c) else "" for c in ranked_columns] for i in range(depth)]
+    return table(["Rank", *labels], rows, align=["r"] + ["l"] * len(ranked_columns))
+
+
+def _varying(rows: pd.DataFrame, dims: Sequence[str]) -> list[str]:
+    return [d for d in dims if d in rows.columns and rows[d].nunique() > 1]
+
+
+def _fixed_value(dim: Dimension, values: Sequence[str], where: dict[str, str]) -> str:
+    present = ordered(dim, list(values))
+    return where[dim.name] if where.get(dim.name) in present else present[0]
+
+
+def metric_sections(data: SiteData, name: str, dres: pd.DataFrame) -> list[str]:
+    """Return the counts, then per metric a table over each dimension it varies along."""
+    cls = track(name)
+    dims = {d.name: d for d in cls.dimensions}
+    per = [p for p in per_dimensions(name) if p in dims]
+    free = [d for d in dims if d not in per]
+    where = where_of(name)
+    present = set(dres["metric"].astype(str))
+    summary, detailed = [], []
+    for m in [m for m in cls.metrics if m in present]:
+        rows = dres.loc[dres["metric"] == m]
+        (summary if metric(m).integral or not _varying(rows, free) else detailed).append(m)
+    out = _counts_section(data, dres, summary, per, free, dims, where)
+    for m in detailed:
+        rows = dres.loc[dres["metric"] == m]
+        spec = metric(m)
+        out += [f"### {esc(spec.label)}", "", f"{esc(spec.description)} "
+                f"{'Higher' if spec.higher_is_better else 'Lower'} is better.", ""]  # fmt: skip
+        varying = _varying(rows, free)
+        for d in varying:
+            fixed = {o: _fixed_value(dims[o], rows[o].unique(), where) for o in varying if o != d}
+            sel = rows
+            for o, v in fixed.items():
+                sel = sel.loc[sel[o] == v]
+            if sel.empty:
+                continue
+            setting = ", ".join(f"{esc(o)} {esc(value_label(dims[o], v))}" for o, v in fixed.items())
+            out += [f"#### {esc(spec.label)} by {esc(d)}", ""]
+            if setting:
+                out += [f"Other dimensions fixed at: {setting}.", ""]
+            out += [_dimension_table(data, sel, m, d, per, dims, where), ""]
+    return out
+
+
+def _dimension_table(
+    data: SiteData,
+    sel: pd.DataFrame,
+    metric_name: str,
+    dim: str,
+    per: Sequence[str],
+    dims: dict[str, Dimension],
+    where: dict[str, str],
+) -> str:
+    """Rows: the per-values × models (Copeland order); columns: the values of ``dim``."""
+    values = ordered(dims[dim], list(sel[dim].unique()))
+    cells = {
+        (tuple(str(r[p]) for p in per), str(r["submission"]), str(r[dim])): float(r["value"])
+        for r in sel.to_dict(orient="records")
+    }
+    groups = sorted({k[0] for k in cells}, key=lambda g: _group_key(per, dims, g))
+    subs = data.order({k[1] for k in cells})
+    headers = [*(esc(p) for p in per), "Model"]
+    headers += [
+        esc(value_label(dims[dim], v)) + (" (headline)" if where.get(dim) == v else "") for v in values
+    ]
+    rows = []
+    for g in groups:
+        for s in subs:
+            if not any((g, s, v) in cells for v in values):
+                continue
+            row = [cell(value_label(dims[p], v)) for p, v in zip(per, g, strict=True)]
+            row.append(link(data.name(s), f"../submissions/{s}.md"))
+            row += [fmt(cells.get((g, s, v)), metric_name) for v in values]
+            rows.append(row)
+    return table(headers, rows, align=["l"] * (len(per) + 1) + ["r"] * len(values))
+
+
+def _group_key(per: Sequence[str], dims: dict[str, Dimension], group: Sequence[str]) -> list[tuple]:
+    """Sort key of a tuple of per-values: each in its dimension's display order."""
+    return [value_sort_key(dims[p], v) for p, v in zip(per, group, strict=True)]
+
+
+def _counts_section(
+    data: SiteData,
+    dres: pd.DataFrame,
+    metrics: Sequence[str],
+    per: Sequence[str],
+    free: Sequence[str],
+    dims: dict[str, Dimension],
+    where: dict[str, str],
+) -> list[str]:
+    """One row per per-value, one column per count (range over the models: lo–hi)."""
+    if not metrics:
+        return []
+    picked: dict[str, pd.DataFrame] = {}
+    for m in metrics:
+        rows = dres.loc[dres["metric"] == m]
+        for d in _varying(rows, free):
+            rows = rows.loc[rows[d] == _fixed_value(dims[d], rows[d].unique(), where)]
+        picked[m] = rows
+    groups = sorted(
+        {tuple(map(str, key)) for rows in picked.values() for key in rows[list(per)].itertuples(index=False)},
+        key=lambda g: _group_key(per, dims, g),
+    )
+    table_rows = []
+    for g in groups:
+        row = [cell(value_label(dims[p], v)) for p, v in zip(per, g, strict=True)]
+        for m in metrics:
+            rows = picked[m]
+            mask = pd.Series(True, index=rows.index)
+            for p, v in zip(per, g, strict=True):
+                mask &= rows[p] == v
+            row.append(fmt_range(rows.loc[mask, "value"], m, digits=4))
+        table_rows.append(row)
+    headers = [*(esc(p) for p in per), *(esc(metric_label(m)) for m in metrics)]
+    return [
+        "### Counts",
+        "",
+        "Per-setting counts and constants of the runs (range over the models where they differ; "
+        "definitions in the [methodology](../methodology.md)).",
+        "",
+        table(headers or ["—"], table_rows or [[NO_VALUE]], align=["l"] * len(per) + ["r"] * len(metrics)),
+        "",
+    ]
