@@ -143,23 +143,7 @@ def _site(state_dir: Path, *, build: bool = True) -> Path:
             sub = load_submission(path, allow_remote_code=[path.parent.name])
         except ManifestError:
             continue
-        submissions.append(
-            {
-                "id": sub.id,
-                "name": sub.name,
-                "authors": list(sub.authors),
-                "contact": sub.contact,
-                "license": sub.license,
-                "url": sub.url,
-                "description": sub.description,
-                "architecture": sub.model.architecture,
-                "source": sub.model.model_dump(),
-                "capabilities": list(sub.model.capabilities),
-                "training_data": list(sub.training_data),
-                "pooling": sub.pooling,
-                "tracks": sub.selected_tracks(),
-            }
-        )
+        submissions.append(sub.card())
     store = _store(state_dir)
     ids = [s["id"] for s in submissions]
     results, runs = store.export(ids)

@@ -21,7 +21,6 @@ Side effects: none (reads files only).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -29,7 +28,12 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from leaderboard.intake.problems import STAGES, ManifestError, Problem, safe_text, shown
 from leaderboard.text import clip, printable
+
+__all__ = [
+    "STAGES", "ManifestError", "Problem", "Submission", "discover", "load_submission", "validate_paths",
+]  # fmt: skip
 
 MANIFEST_NAME = "submission.yaml"
 MAX_MANIFEST_BYTES = 64 * 1024
@@ -40,84 +44,6 @@ PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"
 Architecture = Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
 Capability = Literal["embed", "generate"]
 Pooling = Literal["mean", "cls", "last_token", "mean_no_special"]
-
-#: The stages of :func:`load_submission`, in order; each :class:`Problem` names the one that found it.
-#: A stage runs only when the ones before it pass, except that ``folder`` and ``policy`` run together.
-STAGES: tuple[str, ...] = ("file", "yaml", "schema", "consistency", "folder", "policy")
-
-# The most characters each Problem field keeps (after making it printable).
-_LIMITS = {"file": 500, "field": 200, "value": 80, "message": 1000, "fix": 500}
-
-
-@dataclass(frozen=True)
-class Problem:
-    r"""One problem of one manifest, built where it is detected.
-
-    Every text field is made printable and clipped on construction (submission-controlled text is
-    hostile), so a problem is always safe to print, log or quote.
-
-    Attributes
-    ----------
-    file : str
-        The manifest's path as given to the validator (in the pull-request report: relative to the
-        repository root).
-    field : str
-        YAML path of the field (``model.revision``, ``requirements.1``); empty for problems of the
-        document as a whole (not found, too big, not YAML, not a mapping).
-    value : str
-        A short, clipped ``repr`` of the offending value; empty when there is none (a missing field).
-    message : str
-        What is wrong, as one or more sentences that quote the field and the value, without the fix.
-    fix : str
-        How to fix it; empty when the message says it all.
-    check : str
-        The stage of :data:`STAGES` that found it.
-
-    Examples
-    --------
-    >>> message = "'pooling' Input should be 'mean' or 'cls', got 'max'."
-    >>> p = Problem("s/x/submission.yaml", "pooling", "'max'", message, "Use mean or cls.", "schema")
-    >>> str(p)
-    "s/x/submission.yaml: 'pooling' Input should be 'mean' or 'cls', got 'max'. Use mean or cls."
-    >>> Problem("f", "", "", "bad \x1b[2J\nvalue", "", "yaml").message
-    'bad ?[2J?value'
-    """
-
-    file: str
-    field: str
-    value: str
-    message: str
-    fix: str
-    check: str
-
-    def __post_init__(self) -> None:
-        if self.check not in STAGES:
-            raise ValueError(f"check must be one of {STAGES}, got {self.check!r}")
-        for name, limit in _LIMITS.items():
-            object.__setattr__(self, name, _safe(getattr(self, name), limit))
-
-    def __str__(self) -> str:
-        """Return the one line the terminal shows: ``<file>: <message> <fix>``."""
-        return f"{self.file}: {self.message}" + (f" {self.fix}" if self.fix else "")
-
-
-class ManifestError(ValueError):
-    """A manifest with problems: ``problems`` lists every :class:`Problem` found (in ``STAGES`` order)."""
-
-    def __init__(self, path: Path, problems: list[Problem]) -> None:
-        self.path = path
-        self.problems = problems
-        super().__init__("\n".join(str(p) for p in problems))
-
-
-def _safe(text: Any, limit: int) -> str:
-    """Return ``text`` as one printable line (control characters as ``?``, spaces kept), clipped."""
-    return clip(printable(str(text), collapse=False), limit)
-
-
-def _shown(value: Any) -> str:
-    """Return the ``repr`` of an offending value, clipped for a message (at most 80 characters, printable)."""
-    return _safe(repr(value), _LIMITS["value"])
 
 
 def track_capabilities() -> dict[str, str]:
@@ -160,7 +86,7 @@ def _inconsistent(field: str, value: Any, message: str, fix: str) -> PydanticCus
     return PydanticCustomError(
         "manifest_inconsistent",
         "{message} {fix}",
-        {"field": field, "value": _shown(value), "message": message, "fix": fix},
+        {"field": field, "value": shown(value), "message": message, "fix": fix},
     )
 
 
@@ -301,6 +227,24 @@ class Submission(_Strict):
                 )
         return self
 
+    def card(self) -> dict[str, Any]:
+        """Return the model card the site publishes (``site/data/submissions.json``): metadata, no code."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "authors": list(self.authors),
+            "contact": self.contact,
+            "license": self.license,
+            "url": self.url,
+            "description": self.description,
+            "architecture": self.model.architecture,
+            "source": self.model.model_dump(),
+            "capabilities": list(self.model.capabilities),
+            "training_data": list(self.training_data),
+            "pooling": self.pooling,
+            "tracks": self.selected_tracks(),
+        }
+
     def selected_tracks(self) -> list[str]:
         """Tracks to run: the declared ones, else every track the model's capabilities allow."""
         if self.tracks is not None:
@@ -362,8 +306,8 @@ def _parse_yaml(path: Path, text: str) -> Any:
         raise _whole(
             path,
             "yaml",
-            f"line {exc.line}: YAML aliases ('*{_safe(exc.anchor, 40)}') are not allowed in a manifest (they "
-            "can expand a small file into a huge one).",
+            f"line {exc.line}: YAML aliases ('*{safe_text(exc.anchor, 40)}') are not allowed in a manifest "
+            "(they can expand a small file into a huge one).",
             "Write the value out in full.",
         ) from None
     except yaml.YAMLError as exc:
@@ -382,7 +326,7 @@ def _parse_yaml(path: Path, text: str) -> Any:
 def _loc(loc: Iterable[Any]) -> str:
     # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
     # from the document: a line break or tab in one shows as '?', like any other control character.
-    parts = [_safe(p, 60) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
+    parts = [safe_text(p, 60) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
     return ".".join(parts) or "(top level)"
 
 
@@ -398,7 +342,7 @@ def _from_pydantic(file: str, error: Mapping[str, Any]) -> Problem:
         return Problem(
             file,
             loc,
-            _shown(error.get("input")),
+            shown(error.get("input")),
             f"unknown key '{loc}'.",
             "Remove it or fix its spelling (see submissions/README.md).",
             "schema",
@@ -409,7 +353,7 @@ def _from_pydantic(file: str, error: Mapping[str, Any]) -> Problem:
         if kind == "union_tag_not_found":
             message = f"'{tag_field}' is required but missing."
             return Problem(file, tag_field, "", message, _FIXES["source"], "schema")
-        tag = _shown(ctx.get("tag"))
+        tag = shown(ctx.get("tag"))
         message = f"'{tag_field}' must be one of {ctx.get('expected_tags')}, got {tag}."
         return Problem(file, tag_field, tag, message, _FIXES["source"], "schema")
     fix = _FIXES.get(loc) or _FIXES.get(last, "")
@@ -417,10 +361,10 @@ def _from_pydantic(file: str, error: Mapping[str, Any]) -> Problem:
         fix = fix or "Add it (see submissions/README.md for every field)."
         return Problem(file, loc, "", f"'{loc}' is required but missing.", fix, "schema")
     # Messages can quote the input (pydantic does for some types): one clipped, printable line.
-    message = _safe(error["msg"].removeprefix("Value error, "), 300)
+    message = safe_text(error["msg"].removeprefix("Value error, "), 300)
     if not error["loc"]:  # another whole-model error; the offending value would be the whole manifest
         return Problem(file, "", "", message, "", "consistency")
-    value = _shown(error.get("input"))
+    value = shown(error.get("input"))
     return Problem(file, loc, value, f"'{loc}' {message}, got {value}.", fix, "schema")
 
 
@@ -492,7 +436,7 @@ def _folder_problems(path: Path, sub: Submission, allow_remote_code: set[str]) -
     problems: list[Problem] = []
 
     def add(field: str, value: Any, message: str, fix: str, check: str = "folder") -> None:
-        problems.append(Problem(file, field, _shown(value), message, fix, check))
+        problems.append(Problem(file, field, shown(value), message, fix, check))
 
     if sub.id != folder.name:
         add(
