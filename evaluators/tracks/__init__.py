@@ -34,7 +34,8 @@ TRACKS: Registry[type[Track]] = Registry("track", __name__)
 Progress = Callable[[str, int, int], None]
 
 
-def _no_progress(stage: str, done: int, total: int) -> None:
+def no_progress(stage: str, done: int, total: int) -> None:
+    """Ignore a progress report (the default when nobody follows the run)."""
     del stage, done, total
 
 
@@ -106,7 +107,7 @@ class Track(ABC):
         *,
         out_dir: Path,
         log: Callable[[str], None],
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
     ) -> dict[str, Any]:
         """Evaluate ``adapter`` on ``dataset``; write per-item artifacts to ``out_dir``.
 

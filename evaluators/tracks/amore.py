@@ -40,7 +40,7 @@ from evaluators.datasets import LoadedDataset
 from evaluators.metrics import RANK_METRICS, recall_at_k_curve
 from evaluators.retrieval import DISTANCES, bidirectional_ranks_many, hnsw_ranks
 from evaluators.schema import Criterion, Dimension, TableSpec
-from evaluators.tracks import TRACKS, Progress, Track, _no_progress
+from evaluators.tracks import TRACKS, Progress, Track, no_progress
 
 DIRECTIONS = ("original_to_augmented", "augmented_to_original")
 APPROXIMATE = ("hnsw",)
@@ -192,7 +192,7 @@ class AmoreTrack(Track):
         *,
         out_dir: Path,
         log: Callable[[str], None],
-        progress: Progress = _no_progress,
+        progress: Progress = no_progress,
     ) -> dict[str, Any]:
         if not isinstance(adapter, EmbeddingAdapter):
             raise TypeError("track 'amore' needs an adapter with the 'embed' capability")
