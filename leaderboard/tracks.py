@@ -9,6 +9,7 @@ appears here without any edit. Side effects: none.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 from evaluators.metrics import METRICS
 from evaluators.schema import Dimension, MetricSpec, TableSpec
@@ -16,7 +17,6 @@ from evaluators.tracks import TRACKS, Track
 
 #: Key columns of every export row, before the track's own columns.
 KEY_COLUMNS: tuple[str, ...] = ("submission", "track", "dataset")
-_NUMBER = re.compile(r"(\d+)")
 
 
 def track_names() -> list[str]:
@@ -76,28 +76,97 @@ def table_specs() -> dict[str, tuple[str, TableSpec]]:
     return out
 
 
+#: Layer stacks in display order: a bare index (``""``), then encoder, then decoder (others follow by name).
+STACK_ORDER: tuple[str, ...] = ("", "encoder", "decoder")
+_LAYER = re.compile(r"^(?:(?P<stack>[A-Za-z_][A-Za-z0-9_]*)\.)?(?P<index>\d+)$")
+
+
+def order_key(value: str, preferred: Sequence[str]) -> tuple[int, str]:
+    """Sort key putting the ``preferred`` values first, in their order, and any other value after, by name.
+
+    Examples
+    --------
+    >>> sorted(["z", "b", "a", "y"], key=lambda v: order_key(v, ("b", "a")))
+    ['b', 'a', 'y', 'z']
+    """
+    return (preferred.index(value), "") if value in preferred else (len(preferred), value)
+
+
+def ordered_by(values: Iterable[str], preferred: Sequence[str]) -> list[str]:
+    """Return the distinct ``values`` sorted by :func:`order_key`.
+
+    Examples
+    --------
+    >>> ordered_by(["kekule", "zzz", "canonical", "kekule"], ("canonical", "kekule"))
+    ['canonical', 'kekule', 'zzz']
+    """
+    return sorted(set(values), key=lambda v: order_key(v, preferred))
+
+
+def parse_layer(label: str) -> tuple[str, int] | None:
+    """Split a layer label (``encoder.K``, ``decoder.K``, a bare ``K``) into its stack and index.
+
+    Returns ``None`` for ``last``, ``-`` and any label without an index (``decoder.last``).
+
+    Examples
+    --------
+    >>> parse_layer("encoder.3"), parse_layer("7"), parse_layer("last")
+    (('encoder', 3), ('', 7), None)
+    """
+    match = _LAYER.fullmatch(str(label))
+    if match is None:
+        return None
+    return (match.group("stack") or "", int(match.group("index")))
+
+
+def layer_sort_key(label: str) -> tuple[int, int, str, int, str]:
+    """Sort key of a layer label: numbered layers first, numerically per stack, then ``last``, then the rest.
+
+    Stacks follow :data:`STACK_ORDER` (bare index, ``encoder``, ``decoder``, others by name), so
+    ``encoder.10`` follows ``encoder.2`` and ``10`` follows ``2``.
+
+    Examples
+    --------
+    >>> sorted(["encoder.10", "last", "decoder.1", "encoder.2", "encoder.0"], key=layer_sort_key)
+    ['encoder.0', 'encoder.2', 'encoder.10', 'decoder.1', 'last']
+    >>> sorted(["10", "last", "2", "-", "decoder.last"], key=layer_sort_key)
+    ['2', '10', 'last', '-', 'decoder.last']
+    """
+    text = str(label)
+    parsed = parse_layer(text)
+    if parsed is not None:
+        stack, index = parsed
+        return (0, *order_key(stack, STACK_ORDER), index, "")
+    if text == "last":
+        return (1, 0, "", 0, "")
+    return (2, 0, "", 0, text)
+
+
 def value_sort_key(dim: Dimension | None, value: str) -> tuple[int, tuple[object, ...]]:
-    """Sort key of a dimension value: declared order first, then numbers inside labels numerically.
+    """Sort key of a dimension value: the declared order, numbered layers numerically, ``-`` last.
+
+    In tables the headline layer ``last`` comes first, then the numbered layers (:func:`layer_sort_key`).
 
     Examples
     --------
     >>> layer = Dimension("layer", "hidden layer", numeric=True)
     >>> sorted(["encoder.10", "last", "encoder.2", "-", "decoder.1"], key=lambda v: value_sort_key(layer, v))
-    ['last', 'decoder.1', 'encoder.2', 'encoder.10', '-']
+    ['last', 'encoder.2', 'encoder.10', 'decoder.1', '-']
+    >>> subset = Dimension("subset", "pairs", values=("non_trivial", "all"))
+    >>> sorted(["all", "non_trivial"], key=lambda v: value_sort_key(subset, v))
+    ['non_trivial', 'all']
     """
-    if value == "last":
-        return (0, ())
     if value == "-":
         return (3, ())
+    if value == "last":
+        return (-1, ())
+    if dim is not None and dim.numeric:
+        return (0, layer_sort_key(value))
     if dim is not None and value in dim.values:
         return (1, (dim.values.index(value),))
-    parts = tuple(int(p) if p.isdigit() else p for p in _NUMBER.split(value) if p != "")
-    if dim is None or not dim.numeric:
-        return (2, (value,))
-    # Mixed int/str parts compare safely as (is_text, value) pairs.
-    return (2, tuple((isinstance(p, str), p if isinstance(p, str) else f"{p:012d}") for p in parts))
+    return (2, (value,))
 
 
-def ordered(dim: Dimension | None, values: list[str] | set[str]) -> list[str]:
+def ordered(dim: Dimension | None, values: Iterable[str]) -> list[str]:
     """``values`` (deduplicated) in display order, see :func:`value_sort_key`."""
     return sorted(set(values), key=lambda v: value_sort_key(dim, v))

@@ -158,8 +158,9 @@ def test_a_track_defined_in_test_code_reaches_the_ranking_and_the_built_site(toy
     overview = (public / "index.html").read_text(encoding="utf-8")
     assert "Echo consistency across views" in overview and "toy_echo" in overview
     page = (public / "tracks" / "toy_echo" / "index.html").read_text(encoding="utf-8")
-    assert "How the molecule was written in the prompt." in page and "as_written" in page
-    assert "echo consistency" in page.lower()
+    assert "as_written" in page and "canonical" in page and "echo consistency" in page.lower()
+    methodology = (public / "methodology" / "index.html").read_text(encoding="utf-8")
+    assert "How the molecule was written in the prompt." in methodology  # the Dimension's description
     shout = (public / "submissions" / "shout-both" / "index.html").read_text(encoding="utf-8")
     assert "toy_echo" in shout and "amore" in shout
 

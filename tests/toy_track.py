@@ -97,7 +97,8 @@ class ToyEchoTrack(Track):
 
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
         """Normalise the raw answers with RDKit and score them against the host's data."""
-        truth = {m.id: canonical_smiles(m.smiles) for m in load_dataset(result.dataset, data_dir).molecules}
+        molecules = load_dataset(result.dataset, data_dir, limit=self.options.limit).molecules
+        truth = {m.id: canonical_smiles(m.smiles) for m in molecules}
         answers: dict[str, dict[str, str | None]] = {}
         with open(out_dir / "answers.csv", newline="") as handle:
             for row in csv.DictReader(handle):

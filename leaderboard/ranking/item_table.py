@@ -96,7 +96,7 @@ def item_values_from_ranks(
     distance: str = "l2",
     direction: str = "original_to_augmented",
 ) -> pd.DataFrame:
-    """Turn per-molecule AMORE ranks into the per-item table that the rank bootstrap resamples.
+    """Turn per-item ranks (a retrieval track's ``item_ranks`` table) into the table the bootstrap resamples.
 
     Parameters
     ----------

@@ -1,6 +1,7 @@
 """Generic plotly figure helpers of the ChemRobust site: layouts, traces, deterministic JSON, files.
 
-The per-kind figures (:mod:`leaderboard.site.plots`) are built from these pieces and returned as plain
+The per-kind figures (:mod:`leaderboard.site.extensions.amore.plots`, :mod:`leaderboard.site.pairwise`)
+are built from these pieces and returned as plain
 JSON-able dicts (``{"data": [...], "layout": {...}}``) without a layout template: the page script
 ``site/javascripts/plots.js`` supplies a light or dark template matching the Material palette.
 
@@ -87,8 +88,7 @@ def dumps_figure(fig_json: Mapping[str, Any]) -> str:
     Parameters
     ----------
     fig_json : mapping
-        A figure as returned by :func:`leaderboard.site.plots.layerwise_figure` /
-        :func:`leaderboard.site.plots.recall_figure`.
+        A figure as returned by :func:`~leaderboard.site.extensions.amore.plots.layerwise_figure`.
 
     Returns
     -------
@@ -109,8 +109,7 @@ def figure_html(fig_json: Mapping[str, Any], element_id: str, *, site_dir: Path)
     Parameters
     ----------
     fig_json : mapping
-        A figure as returned by :func:`leaderboard.site.plots.layerwise_figure` /
-        :func:`leaderboard.site.plots.recall_figure`.
+        A figure as returned by :func:`~leaderboard.site.extensions.amore.plots.layerwise_figure`.
     element_id : str
         HTML id of the div and name of the JSON file (letters, digits, ``.``, ``_``, ``-``).
     site_dir : pathlib.Path

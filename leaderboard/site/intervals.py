@@ -62,7 +62,8 @@ def headline_intervals(data: SiteData, cache_dir: Path | None) -> tuple[pd.DataF
     ranked = [str(s) for s in rk.copeland.index]
     columns = list(rk.table.columns)
     items = items.loc[items["submission"].isin(ranked) & items["criterion"].isin(columns)]
-    have = set(zip(items["submission"].astype(str), items["criterion"].astype(str), strict=True))
+    pairs = items[["submission", "criterion"]].drop_duplicates()
+    have = set(zip(pairs["submission"].astype(str), pairs["criterion"].astype(str), strict=True))
     headline = rk.headline.reindex(index=ranked, columns=columns)
     lacking = sorted(
         {s for s in ranked for c in columns if pd.notna(headline.at[s, c]) and (s, c) not in have}

@@ -428,7 +428,8 @@ def test_pr_summary_scores_rank_and_rank_changes() -> None:
     md = pr_summary(results, ["newbie"], ref="main")
     assert "Evaluated: <code>newbie</code> (changed since <code>main</code>)" in md
     # Scores: the new model next to the best other submission, per headline criterion.
-    assert "| <code>amore/datamol-default/kekule/acc\\_at\\_1</code> | 0.700 | 0.900 (<code>top</code>) |" in md
+    kekule = "<code>amore/datamol-default/kekule/acc\\_at\\_1</code>"
+    assert f"| {kekule} | 0.700 | 0.900 (<code>top</code>) |" in md
     # Rank 2 of 4 (beats mid and low, loses to top); interval hook not filled.
     assert re.search(
         r"\| <code>newbie</code> \| \+1 \(2 wins, 1 losses, 0 ties\) \| 2 of 4 \| not computed", md

@@ -12,9 +12,9 @@ import pandas as pd
 import pytest
 
 from leaderboard.site.build import build_site, generate_pages, write_exports
+from leaderboard.site.extensions.amore.plots import layerwise_figure, recall_figure
 from leaderboard.site.figures import dumps_figure, figure_html
-from leaderboard.site.order import parse_layer
-from leaderboard.site.plots import layerwise_figure, recall_figure
+from leaderboard.tracks import parse_layer
 from tests.site import _builders as b
 
 # "gamma": an encoder with 12 hidden states (encoder.0..11, so that encoder.10 must follow encoder.2);

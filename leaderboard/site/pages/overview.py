@@ -16,7 +16,7 @@ from leaderboard.ranking.rules import RULE_LABELS
 from leaderboard.site.blocks import Figures, submission_link
 from leaderboard.site.format import change, fmt, is_num, one_line, plural
 from leaderboard.site.pages.downloads import download_links
-from leaderboard.site.plots import pairwise_figure
+from leaderboard.site.pairwise import pairwise_figure
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track

@@ -1,4 +1,4 @@
-"""Plotly figures of the ChemRobust site: AMORE layer-wise Acc@1 and Recall@K curves, pairwise heatmap.
+"""The AMORE track's figures: layer-wise Acc@1 and Recall@K curves (plotly figure JSON).
 
 The figure builders are pure functions of the long-format DataFrames that :mod:`leaderboard.site.build`
 exports (``site/data/results.csv`` and ``site/data/recall_at_k.csv``). They return a figure as a
@@ -16,13 +16,13 @@ than ``go.Scatter`` objects on a board of 100 models) without a layout template:
 
 Writing a figure to the site (:func:`leaderboard.site.figures.figure_html`,
 :func:`leaderboard.site.figures.dumps_figure`) and the layout and trace pieces are in
-:mod:`leaderboard.site.figures`; the order of augmentations and layers is :mod:`leaderboard.site.order`.
+:mod:`leaderboard.site.figures`; the order of augmentations and layers is :mod:`leaderboard.tracks`.
 
 Invariants
 ----------
 - Deterministic: the same frames give the same dict (floats rounded to
   :data:`leaderboard.site.figures.FLOAT_DIGITS` decimals, models and augmentations in a fixed order,
-  layers in :func:`leaderboard.site.order.layer_sort_key` order, colours assigned by sorted submission id).
+  layers in :func:`leaderboard.tracks.layer_sort_key` order, colours assigned by sorted submission id).
 - No network, no mlflow, no files.
 
 References
@@ -48,18 +48,16 @@ from leaderboard.site.figures import (
     line_trace,
     panel_axes,
     panels,
-    round_floats,
     scatter_trace,
     single_panel,
     submission_colours,
 )
-from leaderboard.site.order import AUGMENTATION_ORDER, STACK_ORDER, layer_sort_key, ordered, parse_layer
+from leaderboard.tracks import STACK_ORDER, layer_sort_key, ordered_by, parse_layer, track
 
 __all__ = [
     "SETTING",
     "layerwise_figure",
     "n_pairs_by_augmentation",
-    "pairwise_figure",
     "recall_figure",
 ]
 
@@ -71,6 +69,8 @@ SETTING: Mapping[str, str] = {
 }
 
 _TRACK = "amore"
+#: Augmentations in the order the track declares them (the paper's order).
+AUGMENTATION_ORDER: tuple[str, ...] = track(_TRACK).dimension("augmentation").values
 _STACK_DASH = {"": "solid", "encoder": "solid", "decoder": "dashdot"}
 _CHANCE_COLOR = "#9e9e9e"
 
@@ -129,7 +129,7 @@ def layerwise_figure(
     last_value = {
         (str(a), str(s)): float(v) for a, s, v in last[["augmentation", "submission", "value"]].values
     }
-    augs = ordered(rows["augmentation"], AUGMENTATION_ORDER)
+    augs = ordered_by(rows["augmentation"], AUGMENTATION_ORDER)
     y_title = "Acc@1 (non-trivial, L2)"
     # One pass over the rows: (augmentation, submission, stack) -> (layer, index, value) points in layer
     # order (numeric: encoder.10 after encoder.2).
@@ -147,7 +147,7 @@ def layerwise_figure(
         multi_stack = layered["stack"].nunique() > 1
         for a_i, aug in enumerate(augs):
             colour = PALETTE[_order_index(aug, AUGMENTATION_ORDER, a_i) % len(PALETTE)]
-            stacks = ordered([k[2] for k in lines if k[0] == aug], STACK_ORDER)
+            stacks = ordered_by([k[2] for k in lines if k[0] == aug], STACK_ORDER)
             if not stacks:
                 if (aug, submission) in last_value:
                     traces.append(
@@ -185,7 +185,7 @@ def layerwise_figure(
         lo, hi = range_by_aug.get(aug, (0, 0))
         for sub in subs_by_aug.get(aug, []):
             label = display_name(names, sub)
-            stacks = ordered([k[2] for k in lines if k[0] == aug and k[1] == sub], STACK_ORDER)
+            stacks = ordered_by([k[2] for k in lines if k[0] == aug and k[1] == sub], STACK_ORDER)
             if not stacks:
                 if (aug, sub) not in last_value:
                     continue
@@ -263,7 +263,7 @@ def recall_figure(
         return None
     names = dict(names or {})
     n_pairs = {a: float(n) for a, n in (n_pairs or {}).items() if _is_positive(n)}
-    augs = ordered(rows["augmentation"], AUGMENTATION_ORDER)
+    augs = ordered_by(rows["augmentation"], AUGMENTATION_ORDER)
     y_title = "Recall@K (non-trivial, L2)"
     rows = rows.sort_values("k", kind="mergesort")
     curve: dict[tuple[str, str], tuple[list[int], list[float]]] = {}
@@ -319,90 +319,6 @@ def recall_figure(
     fig.update_yaxes(range=[0, 1.02])
     fig.update_yaxes(title_text=y_title, col=1)
     return figure_dict(fig, traces)
-
-
-def pairwise_figure(
-    majority: pd.DataFrame,
-    *,
-    wins: pd.DataFrame | None = None,
-    names: Mapping[str, str] | None = None,
-) -> dict[str, Any] | None:
-    """Heatmap of pairwise majorities: +1 where the row model beats the column model, -1 where it loses.
-
-    Parameters
-    ----------
-    majority : pandas.DataFrame
-        Systems x systems matrix of +1 / 0 / -1, as :func:`leaderboard.ranking.copeland.pairwise_majority`,
-        with rows and columns in the order to show (the ranking's, best first).
-    wins : pandas.DataFrame, optional
-        Systems x systems weighted criteria won by the row system against the column system
-        (:func:`leaderboard.ranking.copeland.pairwise_wins`), shown on hover.
-    names : mapping of str to str, optional
-        Display name per submission id (default: the id).
-
-    Returns
-    -------
-    dict or None
-        The figure (a ``heatmap`` trace, no template), or ``None`` for fewer than two systems. Green is
-        a win, grey a tie, red a loss; the diagonal is empty. Rows run top to bottom in the given order;
-        axis labels are hidden above 40 models (hover shows them).
-    """
-    systems = [str(s) for s in majority.index]
-    if len(systems) < 2:
-        return None
-    names = dict(names or {})
-    labels = [display_name(names, s) for s in systems]
-    values = majority.reindex(index=systems, columns=systems).to_numpy(dtype=float)
-    z: list[list[float | None]] = [
-        [None if i == j else float(values[i, j]) for j in range(len(systems))] for i in range(len(systems))
-    ]
-    word = {1.0: "wins against", 0.0: "ties with", -1.0: "loses against"}
-    if wins is not None:
-        w = wins.reindex(index=systems, columns=systems).to_numpy(dtype=float)
-        text = [
-            [
-                ""
-                if i == j
-                else f"{word[values[i, j]]}<br>criteria weight won {w[i, j]:.3g} vs {w[j, i]:.3g}"
-                for j in range(len(systems))
-            ]
-            for i in range(len(systems))
-        ]
-    else:
-        text = [
-            ["" if i == j else word[values[i, j]] for j in range(len(systems))] for i in range(len(systems))
-        ]
-    lose, tie, win = "#d62728", "#bdbdbd", "#2ca02c"
-    trace = {
-        "type": "heatmap",
-        "z": z,
-        "x": labels,
-        "y": labels,
-        "text": text,
-        "zmin": -1,
-        "zmax": 1,
-        "xgap": 1,
-        "ygap": 1,
-        "colorscale": [[0.0, lose], [1 / 3, lose], [1 / 3, tie], [2 / 3, tie], [2 / 3, win], [1.0, win]],
-        "colorbar": {
-            "tickvals": [-2 / 3, 0, 2 / 3],
-            "ticktext": ["loss", "tie", "win"],
-            "thickness": 12,
-            "len": 0.6,
-        },
-        "hovertemplate": "%{y} %{text} %{x}<extra></extra>",
-    }
-    n = len(systems)
-    show = n <= 40
-    size = min(max(320, 22 * n + 200), 1400)
-    axis = {"showticklabels": show, "automargin": True}  # automargin: room for the longest name
-    layout = {
-        "height": size,
-        "margin": {"l": 40, "r": 20, "t": 20, "b": 40},
-        "xaxis": {**axis, "tickangle": -45, "title": {"text": "opponent"}, "side": "bottom"},
-        "yaxis": {**axis, "autorange": "reversed", "title": {"text": "model"}},
-    }
-    return round_floats({"data": [trace], "layout": layout})
 
 
 def n_pairs_by_augmentation(

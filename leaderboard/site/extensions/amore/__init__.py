@@ -1,8 +1,9 @@
 """The AMORE track's site extension: layer-wise and Recall@K figures, the failure explorer, its methodology.
 
 Registered as ``EXTENSIONS["amore"]``. Beyond the generic track and model pages, AMORE shows per data
-set the layer-wise Acc@1 and the Recall@K curves (:mod:`leaderboard.site.plots`), on a model's page its
-own curves and the molecules it misses most (:class:`leaderboard.site.pages.explorer.Explorer`, from the
+set the layer-wise Acc@1 and the Recall@K curves (its :mod:`plots <leaderboard.site.extensions.amore.plots>`),
+on a model's page its own curves and the molecules it misses most
+(:class:`leaderboard.site.pages.explorer.Explorer`, from the
 ``item_ranks`` table, which carries the strings the model saw), and resamples the per-molecule ranks of
 ``item_ranks`` for the rank intervals (:func:`leaderboard.ranking.uncertainty.item_values_from_ranks`).
 
@@ -21,11 +22,16 @@ from leaderboard.markdown import code, table
 from leaderboard.ranking.uncertainty import item_values_from_ranks
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.extensions.amore.plots import (
+    SETTING,
+    layerwise_figure,
+    n_pairs_by_augmentation,
+    recall_figure,
+)
 from leaderboard.site.format import select
-from leaderboard.site.order import parse_layer
 from leaderboard.site.pages.explorer import Explorer
-from leaderboard.site.plots import SETTING, layerwise_figure, n_pairs_by_augmentation, recall_figure
 from leaderboard.site.sitedata import SiteData, split_by_submission
+from leaderboard.tracks import parse_layer
 
 TRACK = "amore"
 #: The per-item tables of the track (``TableSpec.name``).
@@ -52,9 +58,30 @@ _AUGMENTATION_NOTES = {
 }
 
 
-def _results(data: SiteData, dataset: str) -> pd.DataFrame:
-    res = data.track_results(TRACK)
-    return res.loc[res["dataset"] == dataset]
+def _split(data: SiteData, name: str, **equal: str) -> dict[tuple[str, str], pd.DataFrame]:
+    """Split the track's rows with ``equal`` per (submission, dataset), once per generation."""
+    key = f"amore/{name}"
+    if key not in data.cache:
+        rows = select(data.track_results(TRACK), **equal)
+        data.cache[key] = {
+            (str(s), str(d)): g
+            for (s, d), g in rows.groupby(["submission", "dataset"], sort=True, observed=True)
+        }
+    return data.cache[key]
+
+
+def _acc_rows(data: SiteData) -> dict[tuple[str, str], pd.DataFrame]:
+    """Return the Acc@1 rows of the plotted setting (every layer), per (submission, dataset)."""
+    return _split(data, "acc", metric="acc_at_1", **SETTING)
+
+
+def _pair_counts(data: SiteData) -> dict[tuple[str, str], pd.DataFrame]:
+    """Return the ``n_pairs`` rows (gallery size N of the chance line), per (submission, dataset)."""
+    return _split(data, "n_pairs", metric="n_pairs", subset="all")
+
+
+def _concat(frames: list[pd.DataFrame], like: pd.DataFrame) -> pd.DataFrame:
+    return pd.concat(frames) if frames else like.iloc[0:0]
 
 
 def _curves(data: SiteData) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
@@ -70,19 +97,20 @@ def _curves(data: SiteData) -> tuple[pd.DataFrame, dict[str, pd.DataFrame]]:
     return data.cache["amore/curves"]
 
 
-def _has_layers(res: pd.DataFrame) -> bool:
-    """Whether any layer-wise (``encoder.K`` …) Acc@1 of the plotted setting is in ``res``."""
-    sel = select(res, metric="acc_at_1", **SETTING)
-    return bool(sel["layer"].map(parse_layer).notna().any())
+def _has_layers(acc: pd.DataFrame) -> bool:
+    """Whether any of these Acc@1 rows is layer-wise (``encoder.K`` …), not only ``last``."""
+    return any(parse_layer(str(layer)) is not None for layer in acc["layer"].unique())
 
 
 def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     """Return the layer-wise Acc@1 and Recall@K figures of one data set."""
-    dres = _results(data, dataset)
+    empty = data.track_results(TRACK)
+    acc = _concat([g for (_, d), g in _acc_rows(data).items() if d == dataset], empty)
+    counts = _concat([g for (_, d), g in _pair_counts(data).items() if d == dataset], empty)
     names = {s: data.name(s) for s in data.ids}
     out = ["### Layer-wise Acc@1", ""]
-    if _has_layers(dres):
-        fig = layerwise_figure(dres, dataset, names=names)
+    if _has_layers(acc):
+        fig = layerwise_figure(acc, dataset, names=names)
         out += figures.block(fig, "amore", dataset, "layers", caption=_LAYERWISE_CAPTION)
     else:
         out += [
@@ -93,7 +121,7 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     out += ["### Recall@K", ""]
     plotted, _ = _curves(data)
     recall = (
-        recall_figure(plotted, dataset, n_pairs=n_pairs_by_augmentation(dres, dataset), names=names)
+        recall_figure(plotted, dataset, n_pairs=n_pairs_by_augmentation(counts, dataset), names=names)
         if not plotted.empty
         else None
     )
@@ -108,13 +136,13 @@ def submission_sections(
     data: SiteData, sub_id: str, dataset: str, figures: Figures, explorer: Explorer
 ) -> list[str]:
     """One model's layer-wise curve, Recall@K curves and failure explorer on one data set."""
-    grp = data.by_submission[sub_id]
-    grp = grp.loc[(grp["track"] == TRACK) & (grp["dataset"] == dataset)]
+    empty = data.track_results(TRACK).iloc[0:0]
+    acc = _acc_rows(data).get((sub_id, dataset), empty)
     out: list[str] = []
-    if _has_layers(grp):
+    if _has_layers(acc):
         out += ["#### Acc@1 across layers", ""]
         out += figures.block(
-            layerwise_figure(grp, dataset, submission=sub_id),
+            layerwise_figure(acc, dataset, submission=sub_id),
             "sub",
             sub_id,
             dataset,
@@ -122,7 +150,7 @@ def submission_sections(
             caption="Acc@1 on non-trivial pairs (L2, original → augmented) per layer, one line per "
             "augmentation.",
         )
-    elif not select(grp, metric="acc_at_1", **SETTING).empty:
+    elif not acc.empty:
         out += [
             "Only the last layer is reported for this model (a single embedding, or a run without "
             "per-layer hidden states), so there is no layer-wise curve.",
@@ -130,7 +158,8 @@ def submission_sections(
         ]
     _, by_sub = _curves(data)
     curves = by_sub.get(sub_id)
-    n_pairs = n_pairs_by_augmentation(grp, dataset, submission=sub_id)
+    counts = _pair_counts(data).get((sub_id, dataset), empty)
+    n_pairs = n_pairs_by_augmentation(counts, dataset, submission=sub_id)
     recall = (
         recall_figure(curves, dataset, submission=sub_id, n_pairs=n_pairs) if curves is not None else None
     )
