@@ -302,7 +302,8 @@ def pr_summary(
     -------
     str
         Markdown: headline scores of the changed submissions next to the best other submission, the
-        Copeland rank each takes (over the site's headline criteria, :data:`leaderboard.site.build.HEADLINE`),
+        Copeland rank each takes (over every track's headline criteria,
+        :func:`leaderboard.ranking.headline.rank_headline`),
         and every rank change relative to the board without the changed submissions.
 
     Notes

@@ -184,7 +184,9 @@ def normalise_table(frame: pd.DataFrame, spec: TableSpec, name: str) -> pd.DataF
             out[col] = categorical(column.fillna(""))
     for sub in out["submission"].cat.categories:
         check_slug(str(sub), f"{name}: column 'submission'")
-    return sort_unique(out, key, what=name)
+    # Rows of one item sit together across models (submission sorts last): the strings a track writes are
+    # the same for every model, so gzip stores them about once (item_ranks: 4.6 MB -> 1.8 MB).
+    return sort_unique(out, [c for c in key if c != "submission"] + ["submission"], what=name)
 
 
 def sort_unique(frame: pd.DataFrame, keys: Sequence[str], *, what: str) -> pd.DataFrame:

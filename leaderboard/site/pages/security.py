@@ -106,7 +106,7 @@ def sandbox_settings() -> list[tuple[str, str, str]]:
     -------
     list of tuple of str
         Built from ``DockerRunner.create_kwargs`` with ``SandboxLimits()`` (what ``containers.create``
-        receives) and the module constants of :mod:`leaderboard.execution.runner`.
+        receives) and the module constants of :mod:`leaderboard.execution.sandbox`.
     """
     from leaderboard.execution.docker_runner import DockerRunner
     from leaderboard.execution.sandbox import POLL_S, SandboxLimits
