@@ -63,6 +63,8 @@ class Augmentation(ABC):
 
     name: ClassVar[str]
     params: ClassVar[dict[str, Any]] = {}
+    #: What it does, in one sentence for the methodology page (Markdown, written by us).
+    summary: ClassVar[str] = ""
 
     def __init__(self, seed: int = 0) -> None:
         self.seed = seed

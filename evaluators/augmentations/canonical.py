@@ -14,6 +14,7 @@ class CanonicalAugmentation(Augmentation):
     """RDKit canonical isomeric SMILES. Deterministic; the RNG is unused."""
 
     name = "canonical"
+    summary = "RDKit canonical isomeric SMILES (aromatic form)."
 
     def transform(self, smiles: str, rng: random.Random) -> str:  # noqa: D102
         return Chem.MolToSmiles(parse_smiles(smiles))

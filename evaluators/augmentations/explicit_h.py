@@ -18,6 +18,7 @@ class ExplicitHydrogenAugmentation(Augmentation):
     """Canonical SMILES with all hydrogen counts written in brackets. Deterministic."""
 
     name = "explicit_h"
+    summary = "`MolToSmiles(mol, allHsExplicit=True)`: every atom bracketed with its hydrogen count."
     params = {"allHsExplicit": True}
 
     def transform(self, smiles: str, rng: random.Random) -> str:  # noqa: D102

@@ -14,6 +14,7 @@ class KekuleAugmentation(Augmentation):
     """``Chem.Kekulize(mol, clearAromaticFlags=True)`` then ``kekuleSmiles=True``. Deterministic."""
 
     name = "kekule"
+    summary = "Kekulized SMILES (`Kekulize(mol, clearAromaticFlags=True)`, `kekuleSmiles=True`)."
 
     def transform(self, smiles: str, rng: random.Random) -> str:  # noqa: D102
         mol = Chem.Mol(parse_smiles(smiles))

@@ -14,6 +14,7 @@ class RandomOrderAugmentation(Augmentation):
     """One random-atom-order isomeric SMILES; RDKit's own RNG is seeded from the example's RNG."""
 
     name = "random_order"
+    summary = "A random-atom-order SMILES (`doRandom=True`), seeded."
     params = {"doRandom": True}
 
     def transform(self, smiles: str, rng: random.Random) -> str:  # noqa: D102

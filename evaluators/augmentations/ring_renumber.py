@@ -84,6 +84,10 @@ class RingRenumberAugmentation(Augmentation):
     """Seeded replacement of the original string's ring-closure labels (see module docstring)."""
 
     name = "ring_renumber"
+    summary = (
+        "Ring-closure labels of the original string replaced by other valid labels (open/close state "
+        "tracked exactly, `%nn` supported, never a label that is open; seeded)."
+    )
     params = {"max_label": _MAX_LABEL}
 
     def transform(self, smiles: str, rng: random.Random) -> str:  # noqa: D102

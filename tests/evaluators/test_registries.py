@@ -92,5 +92,7 @@ def test_adapter_declares_capabilities(name: str) -> None:
 
 @pytest.mark.parametrize("name", AUGMENTATIONS.names())
 def test_augmentation_describes_itself(name: str) -> None:
-    description = AUGMENTATIONS.get(name)(seed=3).description
+    cls = AUGMENTATIONS.get(name)
+    description = cls(seed=3).description
     assert description.name == name and description.seed == 3
+    assert cls.summary.endswith("."), "the methodology page shows what the augmentation does"

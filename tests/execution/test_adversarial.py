@@ -96,7 +96,7 @@ CASES = [
     Case("attack-result-oversized", "FAILED: output rejected",
          r"^invalid output: result\.json is 67109888 bytes, over the 67108864 limit$"),
     Case("attack-result-forged", "FAILED: output rejected",
-         r"^invalid output: metric row 1: acc_at_1 must be a value in \[0, 1\], got 7\.5$"),
+         r"^invalid output: row 1: acc_at_1 must be a value in \[0, 1\], got 7\.5$"),
     Case("attack-nan-embeddings", "FAILED: embeddings rejected",
          r"^chemrobust: error: EmbeddingError: layer 'last': \d+ of \d+ embeddings contain NaN or inf$"),
     Case("attack-wrong-shape", "FAILED: embeddings rejected",

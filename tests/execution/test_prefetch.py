@@ -128,10 +128,10 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def hub(monkeypatch) -> Iterator[FakeHub]:
+    """A local hub; its address reaches the code as an argument (Settings.hf_endpoint), not the environment."""
     server = FakeHub()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    monkeypatch.setenv("HF_ENDPOINT", server.url)
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("HF_TOKEN", raising=False)
@@ -307,6 +307,7 @@ def test_prefetched_weights_reach_the_sandbox_through_the_real_pipeline(hub, doc
     from evaluators.tracks import TrackOptions
     from leaderboard.execution.evaluate import Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ensure_base_image
+    from leaderboard.settings import Settings
     from leaderboard.store import ResultStore
 
     root = Path(__file__).resolve().parents[2]
@@ -319,6 +320,7 @@ def test_prefetched_weights_reach_the_sandbox_through_the_real_pipeline(hub, doc
         base_image=ensure_base_image(docker_client, DEFAULT_BASE_IMAGE, root),
         options=TrackOptions(limit=10), submissions_dir=folder.parent, log=lines.append,
         limits=SandboxLimits(timeout_s=300, memory="1g"),
+        settings=Settings(repo_root=root, state_dir=state, hf_endpoint=hub.url),
     )  # fmt: skip
     summary = evaluator.run(None, ["datamol-default"])
     assert summary.computed == 1 and not summary.failed, "\n".join(lines[-30:])

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from evaluators.augmentations import AUGMENTATIONS
 from leaderboard.markdown import code, table
 from leaderboard.ranking.uncertainty import item_values_from_ranks
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
 from leaderboard.site.extensions.amore.plots import (
+    AUGMENTATION_ORDER,
     SETTING,
     layerwise_figure,
     n_pairs_by_augmentation,
@@ -46,16 +48,6 @@ _RECALL_CAPTION = (
     "Recall@K (share of molecules whose augmented SMILES is among the K nearest; K = 1 … 100, log "
     "scale) on non-trivial pairs, last layer, L2 distance, original → augmented; dotted: chance K/N."
 )
-_AUGMENTATION_NOTES = {
-    "canonical": "RDKit canonical isomeric SMILES (aromatic form).",
-    "explicit_h": "`MolToSmiles(mol, allHsExplicit=True)`: every atom bracketed with its hydrogen count.",
-    "kekule": "Kekulized SMILES (`Kekulize(mol, clearAromaticFlags=True)`, `kekuleSmiles=True`).",
-    "ring_renumber": (
-        "Ring-closure labels of the original string replaced by other valid labels (open/close "
-        "state tracked exactly, `%nn` supported, never a label that is open; seeded)."
-    ),
-    "random_order": "A random-atom-order SMILES (`doRandom=True`), seeded.",
-}
 
 
 def _split(data: SiteData, name: str, **equal: str) -> dict[tuple[str, str], pd.DataFrame]:
@@ -249,7 +241,10 @@ def methodology() -> list[str]:
         'Augmentations are applied per molecule with RDKit, seeded per molecule (`random.Random(f"{seed}:'
         '{name}:{id}")`, seed 0) and recorded with the results:',
         "",
-        table(["Augmentation", "What it does"], [[code(a), n] for a, n in _AUGMENTATION_NOTES.items()]),
+        table(
+            ["Augmentation", "What it does"],
+            [[code(a), AUGMENTATIONS.get(a).summary] for a in AUGMENTATION_ORDER],
+        ),
         "",
         "**Failure explorer.** Each model page lists the molecules the model misses most (non-trivial "
         "pairs whose true partner is not ranked first, most augmentations first) with the rank it gave "
