@@ -128,7 +128,7 @@ class _HubHandler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture()
 def hub(monkeypatch) -> Iterator[FakeHub]:
-    """A local hub; its address reaches the code as an argument (Settings.hf_endpoint), not the environment."""
+    """A local hub; its address reaches the code as an argument (Settings.hf_endpoint), not via env."""
     server = FakeHub()
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
