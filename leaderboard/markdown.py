@@ -2,14 +2,17 @@
 
 Everything that reaches a page or a pull-request report from a manifest, a run's output or a failure
 reason goes through one of these functions: :func:`esc` (inline text), :func:`cell` (a table cell),
-:func:`code` (inline code), :func:`url` (a link target) and :func:`table`. Each output renders as the
-literal text it was given under Python-Markdown with the extensions of ``mkdocs.yml`` (no HTML, no
-emphasis, no attribute lists, no links) and on GitHub. Text for a pull-request comment also goes through
-:func:`no_mentions`, so that it notifies nobody.
+:func:`code` (inline code), :func:`url` (a link target), :func:`fenced` (a code block), :func:`table`, and
+:func:`json_script` for JSON that a page embeds for its scripts. Each output renders as the literal text
+it was given under Python-Markdown with the extensions of ``mkdocs.yml`` (no HTML, no emphasis, no
+attribute lists, no links, no lists, details or fences) and on GitHub. Text for a pull-request comment also
+goes through :func:`no_mentions`, so that it notifies nobody. ``tests/site/test_site_xss.py`` pushes
+hostile strings through every field of a built site and audits the HTML.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -37,6 +40,10 @@ _ESCAPE = str.maketrans(
         ">": "&gt;",
     }
 )
+# Block syntax that escaped text would still open at the start of a line: lists ("- ", "+ ", "1. ",
+# GitHub's "1) "), pymdownx.details ("??? note"), "~~~" fences, setext underlines and definitions. The
+# first character becomes a numeric character reference, which no block pattern matches.
+_BLOCK_START = re.compile(r"[-+?~=:]|\d+[.)]")
 _URL = re.compile(r"https?://[^\s<>()\[\]{}\"'`|\\]+")
 
 
@@ -52,17 +59,34 @@ def is_missing(value: Any) -> bool:
 def esc(text: Any) -> str:
     r"""Escape ``text`` to render literally as inline Markdown, on one line.
 
+    Whitespace runs (line breaks included) become one space; Markdown's inline characters are
+    backslash-escaped, ``&``, ``<`` and ``>`` become HTML entities, and a line start that would open a
+    block (a list, ``???`` details, a ``~~~`` fence) is neutralised, so the output may start a line.
+
     Examples
     --------
     >>> esc("a*b* <i>{: onclick=x}")
     'a\\*b\\* &lt;i&gt;\\{: onclick=x\\}'
+    >>> esc("- ??? not a list")
+    '&#45; ??? not a list'
     """
+    out = _inline(text)
+    if _BLOCK_START.match(out):
+        out = f"&#{ord(out[0])};{out[1:]}"
+    return out
+
+
+def _inline(text: Any) -> str:
+    """``text`` on one line with Markdown's inline characters escaped (no line start: see :func:`esc`)."""
     return " ".join(str(text).split()).translate(_ESCAPE)
 
 
 def cell(text: Any) -> str:
-    """Escape ``text`` for one table cell: :func:`esc` plus a visible :data:`NO_VALUE` for empty cells."""
-    out = esc(text)
+    """Escape ``text`` for one table cell: :func:`esc` plus a visible :data:`NO_VALUE` for empty cells.
+
+    A cell never starts a line (``| `` comes first), so block syntax needs no neutralising there.
+    """
+    out = _inline(text)
     return out if out.strip() else NO_VALUE
 
 
@@ -79,8 +103,41 @@ def code(value: Any) -> str:
     """
     if is_missing(value):
         return NO_VALUE
-    text = " ".join(str(value).split())
-    return f"<code>{esc(text)}</code>"
+    return f"<code>{_inline(value)}</code>"
+
+
+def fenced(text: Any, lang: str = "") -> str:
+    r"""Render ``text`` as a fenced code block that no line inside it can close.
+
+    The fence is one backtick longer than the longest run of backticks in ``text`` (at least three), so
+    a line of backticks in the text stays text; the code block shows ``text`` verbatim, HTML-escaped.
+
+    Examples
+    --------
+    >>> fenced("a\n````\nb", "yaml")
+    '`````yaml\na\n````\nb\n`````'
+    """
+    body = str(text)
+    longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lang}\n{body}\n{fence}"
+
+
+def json_script(value: Any) -> str:
+    r"""Serialise ``value`` as JSON for a ``<script type="application/json">`` element of a page.
+
+    ``<``, ``>`` and ``&`` (and U+2028/U+2029) are written as ``\uXXXX`` escapes, so no string in it can
+    end the script element, open a comment or be read as Markdown or HTML; ``JSON.parse`` restores them.
+
+    Examples
+    --------
+    >>> json_script({"a": "</script><b>&"})
+    '{"a":"\\u003c/script\\u003e\\u003cb\\u003e\\u0026"}'
+    """
+    payload = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    for char in "<>&\u2028\u2029":
+        payload = payload.replace(char, f"\\u{ord(char):04x}")
+    return payload
 
 
 def no_mentions(text: str) -> str:

@@ -3,10 +3,11 @@
 The only module that imports mlflow. A deterministic key (tag ``chemrobust.key``) makes re-runs idempotent:
 a FINISHED run with the same key is reused; a failed run is marked FAILED with its one-line reason (tag
 ``chemrobust.failure_reason``) and never blocks a retry. Metrics are named by their
-:class:`~evaluators.schema.MetricKey` (``<track>/<metric>/<dimension values>``); the full ``result.json`` and
-per-item artifacts are logged as artifacts and are what the site export reads back (:meth:`ResultStore.export`
-for the metrics, :meth:`ResultStore.export_tables` for the per-item tables each track declares; a FINISHED
-run's ``result.json`` is downloaded once per store object and cached by run id, since it never changes).
+:class:`~evaluators.schema.MetricKey` (``<track>/<metric>/<dimension values>``); the checked
+``result.json`` and the artifacts its track declares (nothing else from ``/out``) are logged as artifacts
+and are what the site export reads back (:meth:`ResultStore.export` for the metrics,
+:meth:`ResultStore.export_tables` for the per-item tables each track declares; a FINISHED run's
+``result.json`` is downloaded once per store object and cached by run id, since it never changes).
 Nothing here names a track: columns and tables come from the track registry.
 
 Default store: ``sqlite:///<repo>/.state/mlflow.db`` with artifacts in ``<repo>/.state/mlartifacts``
@@ -32,11 +33,14 @@ from typing import Any
 import pandas as pd
 
 from evaluators.schema import SCHEMA_VERSION, TableSpec, TrackResult
-from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
+from leaderboard.tracks import KEY_COLUMNS, result_columns, stored_artifacts, table_specs
+from leaderboard.tracks import track as track_class
 
 EXPERIMENT = "chemrobust"
 KEY_TAG = "chemrobust.key"
 REASON_TAG = "chemrobust.failure_reason"
+
+
 @contextmanager
 def _init_lock(tracking_uri: str) -> Iterator[None]:
     """Serialise opening a local sqlite store across processes (``<db>.init-lock``, blocking).
@@ -116,11 +120,25 @@ class ResultStore:
         for k, v in tags.items():
             self.client.set_tag(run_id, k, str(v)[:5000])
 
-    def finish(self, run_id: str, result: TrackResult, out_dir: Path) -> None:
-        """Log every metric of ``result`` and the output folder's files, then mark the run FINISHED.
+    def finish(self, run_id: str, result: TrackResult, out_dir: Path, log_tail: str = "") -> None:
+        """Log the metrics, the checked ``result.json`` and the declared artifacts; mark the run FINISHED.
 
-        Only regular files directly in ``out_dir`` are logged: a symbolic link written by a sandboxed run
-        (say ``/out/x -> /proc/self/environ``) would otherwise be followed on the host.
+        Only the files :func:`leaderboard.tracks.stored_artifacts` names for the result's track (its tables'
+        artifacts, and the names the result lists that the track declares) are logged, each only when it is
+        a regular file directly in ``out_dir`` no larger than the track's ``artifact_max_bytes``: whatever
+        else a sandboxed run wrote (a 2 GiB junk file, a link to ``/proc/self/environ``) is never copied
+        into the store. :func:`leaderboard.execution.results.read_result` checked them before.
+
+        Parameters
+        ----------
+        run_id : str
+            The RUNNING run.
+        result : TrackResult
+            The checked (and host-scored) result.
+        out_dir : pathlib.Path
+            The run's output folder.
+        log_tail : str, optional
+            Logged as ``log_tail.txt`` when given (a note on files left unstored, say).
         """
         from mlflow.entities import Metric
 
@@ -135,11 +153,21 @@ class ResultStore:
         with tempfile.TemporaryDirectory() as tmp:
             # The checked (and host-scored) result, not the file the run wrote.
             checked = Path(tmp) / "result.json"
-            checked.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True))
+            # Compact: indenting a deeply nested document multiplies its size (``stored_form`` in
+            # leaderboard.execution.results, which checked this size).
+            checked.write_text(json.dumps(result.to_json(), sort_keys=True, separators=(",", ":")))
             self.client.log_artifact(run_id, str(checked))
-        for path in sorted(out_dir.iterdir()):
-            if path.name != "result.json" and stat.S_ISREG(path.lstat().st_mode):
+        limit = track_class(result.track).artifact_max_bytes
+        for name in stored_artifacts(result.track, result.artifacts):
+            path = out_dir / name
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size <= limit:
                 self.client.log_artifact(run_id, str(path))
+        if log_tail:
+            self.client.log_text(run_id, log_tail, "log_tail.txt")
         self.client.set_terminated(run_id, "FINISHED")
 
     def fail_interrupted(self, key: str, reason: str) -> int:

@@ -1,9 +1,9 @@
 """The host's view of the track registry: everything store, ranking and site need to know about tracks.
 
 Reads only the declarations of :mod:`evaluators.tracks` (dimensions, metrics, headline criteria, per-item
-tables) and of :mod:`evaluators.metrics` (directions, bounds, labels); never runs a track. Importing it is
-cheap (no torch, no mlflow). A new track registered in ``evaluators/tracks/`` — or from a plug-in module —
-appears here without any edit. Side effects: none.
+tables, stored artifacts) and of :mod:`evaluators.metrics` (directions, bounds, labels); never runs a
+track. Importing it is cheap (no torch, no mlflow). A new track registered in ``evaluators/tracks/`` — or
+from a plug-in module — appears here without any edit. Side effects: none.
 """
 
 from __future__ import annotations
@@ -74,6 +74,27 @@ def table_specs() -> dict[str, tuple[str, TableSpec]]:
             out[spec.name] = (name, spec)
             files[spec.file] = spec.name
     return out
+
+
+def stored_artifacts(name: str, listed: Iterable[str] = ()) -> list[str]:
+    """Names of the files of a run of track ``name`` that the host checks and stores, besides ``result.json``.
+
+    Parameters
+    ----------
+    name : str
+        The track.
+    listed : iterable of str
+        The names the run's result lists in its ``artifacts``.
+
+    Returns
+    -------
+    list of str
+        Sorted: the artifacts of the track's tables, and the names in ``listed`` that the track declares
+        (``Track.artifacts``). Every other file a run writes is left unstored.
+    """
+    cls = TRACKS.get(name)
+    tables = {spec.artifact for spec in cls.tables}
+    return sorted(tables | (set(listed) & (set(cls.artifacts) | tables)))
 
 
 #: Layer stacks in display order: a bare index (``""``), then encoder, then decoder (others follow by name).

@@ -36,6 +36,32 @@ runpy.run_path("/job/snippet.py", run_name="__main__")
 
 
 @pytest.fixture(scope="session")
+def benchmark_data():
+    """Return ``get(name)``: a data root holding ``<name>/…``, prepared the way the product prepares it.
+
+    The data registry finds the files: the local mirror named by ``CHEMROBUST_DATA_DIR`` (CI points it at
+    ``../shared/data``), else the cache, else the pinned public URL (sha256-checked). A set that cannot be had
+    (offline, no mirror) skips the test with the reason — except in CI (``CI`` set), where it fails.
+    """
+    from leaderboard.execution.data import DataError, prepare_dataset
+    from leaderboard.settings import Settings
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chemrobust-tests"
+    settings = Settings.from_environment(repo_root=REPO_ROOT, state_dir=cache)
+
+    def get(name: str) -> Path:
+        try:
+            return prepare_dataset(name, cache, mirror=settings.data_mirror, log=lambda _line: None)
+        except DataError as exc:
+            message = f"benchmark data set {name!r} is not available here ({exc})"
+            if os.environ.get("CI"):
+                pytest.fail(message, pytrace=False)
+            pytest.skip(message)
+
+    return get
+
+
+@pytest.fixture(scope="session")
 def docker_client() -> Iterator[object]:
     """A connected ``docker.DockerClient``; skip without an engine, fail when ``CI`` is set."""
     from leaderboard.execution.docker_runner import docker_client_or_none

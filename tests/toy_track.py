@@ -57,6 +57,7 @@ class ToyEchoTrack(Track):
     citation = "ChemRobust test suite."
     dimensions = (Dimension("view", "How the molecule was written in the prompt.", values=VIEWS),)
     metrics = ("echo_accuracy", "echo_consistency", "n_answers")
+    artifacts = ("answers.csv",)
     headline = (
         Criterion("echo_consistency", where=(("view", "-"),), per=(), label="Echo consistency across views"),
     )

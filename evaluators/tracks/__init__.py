@@ -6,7 +6,8 @@ Registers (one module each): ``amore``. A track owns its whole path, declared in
   handling, prompts or metrics change), ``description``, ``citation``;
 - what it returns: ``dimensions`` (the axes of its result rows), ``metrics`` (names in
   :data:`evaluators.metrics.METRICS`, which hold directions and bounds), ``tables`` (per-item tables the
-  site shows, written as artifacts);
+  site shows, written as artifacts), ``artifacts`` (the other files the host may store, each at most
+  ``artifact_max_bytes``);
 - how it is ranked: ``headline`` (criteria families; the track's criteria share a weight of 1);
 - how it runs: :meth:`Track.run` inside the container and, optionally, :meth:`Track.score` on the host,
   with data the container never sees.
@@ -60,6 +61,11 @@ class Track(ABC):
     headline: ClassVar[tuple[Criterion, ...]] = ()
     #: Per-item tables the site shows (written by :meth:`run` as artifacts).
     tables: ClassVar[tuple[TableSpec, ...]] = ()
+    #: Files besides ``result.json`` the host may store from ``/out`` when :meth:`run` lists them in the
+    #: result's ``artifacts`` (the tables' artifacts are stored anyway); any other file is left unstored.
+    artifacts: ClassVar[tuple[str, ...]] = ()
+    #: Largest size in bytes of each stored artifact; a run that writes a larger one is refused.
+    artifact_max_bytes: ClassVar[int] = 256 * 1024**2
 
     def __init__(self, options: TrackOptions) -> None:
         self.options = options

@@ -169,6 +169,7 @@ class AmoreTrack(Track):
             numeric=("k", "recall"),
         ),
     )
+    artifacts = ("ranks.csv.gz", "recall_at_k.csv.gz", "ranks_all_layers.npz")
 
     def definition(self) -> dict[str, Any]:  # noqa: D102
         unknown = set(self.options.distances) - set(DISTANCES) - set(APPROXIMATE)

@@ -20,9 +20,12 @@ Invariants
   container, at the latest :data:`DRAIN_S` seconds after the run, and never changes the outcome. Output
   beyond the engine's log file (20 MB, then rotated) may be missed by it, as it is by the kept tail.
 - What a run writes to ``/out`` is capped (:attr:`SandboxLimits.out_cap_bytes`,
-  :attr:`SandboxLimits.out_max_files`): the folder is measured every :data:`POLL_S` seconds while the
-  container runs and once after it ends; a run over the cap is killed and fails with ``output limit
-  exceeded: …``, so a submission cannot fill the disk that holds the result store.
+  :attr:`SandboxLimits.out_max_files`) by the kernel: :meth:`DockerRunner.output_volume` gives ``/out`` a
+  loop-mounted filesystem of that size (:mod:`leaderboard.execution.outfs`), so a submission cannot fill
+  the disk that holds the result store, not even with one ``fallocate``. The folder is also measured every
+  :data:`POLL_S` seconds while the container runs and once after it ends; a run over the cap, or whose
+  ``/out`` is full, is killed and fails with ``output limit exceeded: …``. Without the mount (a host that
+  cannot make it; a caller that did not ask) that polling is the only limit.
 - Reasons are sanitised: control characters (terminal escapes, bells, bidi overrides) become ``?``.
 - Containers carry the label ``org.chemrobust.owner`` (the evaluation's state folder); containers left
   running by an orchestrator that was killed are removed by :meth:`DockerRunner.remove_orphans`.
@@ -42,6 +45,7 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import docker
@@ -50,12 +54,14 @@ import docker.types
 import requests.exceptions
 from docker.errors import DockerException, ImageNotFound
 
+from leaderboard.execution.outfs import capped_output
 from leaderboard.execution.progress import ProgressFollower, compact_progress_lines
 from leaderboard.execution.sandbox import (
     CONTAINER_COMMAND,
     CONTAINER_ENV,
     POLL_S,
     SANDBOX_UID,
+    OutVolume,
     ProgressCallback,
     RunOutcome,
     SandboxLimits,
@@ -71,6 +77,7 @@ __all__ = [
     "DRAIN_S",
     "OWNER_LABEL",
     "POLL_S",
+    "STOP_GRACE_S",
     "DockerException",
     "DockerRunner",
     "ImageNotFound",
@@ -84,7 +91,8 @@ OWNER_LABEL = "org.chemrobust.owner"
 DRAIN_S = 5.0
 """After a container ends, its live output is read for at most this many more seconds."""
 
-_STOP_GRACE_S = 10
+STOP_GRACE_S = 10
+"""After a kill (timeout, output over the cap), the container is waited for at most this many seconds."""
 
 
 def docker_client_or_none(environment: Mapping[str, str] | None = None) -> docker.DockerClient | None:
@@ -218,6 +226,25 @@ class DockerRunner:
             except DockerException:
                 continue
         return removed
+
+    def output_volume(self, out_dir: Path, limits: SandboxLimits) -> AbstractContextManager[OutVolume]:
+        """Give ``out_dir`` a filesystem of ``limits.out_cap_bytes`` (:func:`~.outfs.capped_output`).
+
+        Parameters
+        ----------
+        out_dir : pathlib.Path
+            The (empty) folder that :meth:`run` will mount at ``/out``.
+        limits : SandboxLimits
+            Holds ``out_cap_bytes`` and ``out_max_files``.
+
+        Returns
+        -------
+        contextlib.AbstractContextManager of OutVolume
+            Read and store the outputs inside it; leaving it unmounts the filesystem and deletes its image.
+            Where the host cannot mount it, the volume says so (``kernel=False``) and only polling limits
+            ``/out``.
+        """
+        return capped_output(out_dir, limits)
 
     def create_kwargs(
         self,
@@ -374,7 +401,7 @@ class DockerRunner:
                     container.kill()
                 except docker.errors.APIError:  # it ended on its own in the meantime
                     pass
-                container.wait(timeout=_STOP_GRACE_S)
+                container.wait(timeout=STOP_GRACE_S)
             wall_s = time.monotonic() - start
             if live is not None:
                 live.stop(DRAIN_S)

@@ -3,12 +3,15 @@
 For every submission: validate its manifest (an invalid one is reported and skipped, never fatal), then for
 each of its tracks and each requested data set compute the result key from content hashes — image inputs,
 data, benchmark version, runner — and reuse a FINISHED MLflow run with that key. Otherwise fetch weights,
-build the image, write the job, run it in the sandbox (or in-process without Docker), check the output and
-store it. One failing submission never stops the others; every failure gets a one-line reason in the
-terminal and in MLflow. Everything a run writes is checked (:func:`read_result`) before it is stored.
-Side effects: docker images, ``<state>/`` (caches, MLflow, a fresh ``jobs/<key>-*`` folder per attempt),
-a lock file; under the lock, containers that a killed evaluation of the same state folder left running are
-removed, and runs it left RUNNING are marked FAILED when their key is evaluated again.
+build the image, write the job, run it in the sandbox (or in-process without Docker) with ``/out`` on a
+filesystem of its own (the runner's ``output_volume``; tag ``out_limit`` says how ``/out`` was limited),
+check the output and store it. One failing submission never stops the others; every failure gets a
+one-line reason in the terminal and in MLflow. Everything a run writes is checked (:func:`read_result`)
+before it is stored, and only ``result.json`` and the artifacts its track declares are stored.
+Side effects: docker images, ``<state>/`` (caches, MLflow, a fresh ``jobs/<key>-*`` folder per attempt,
+removed once the attempt's outcome is stored, succeeded or failed), a lock file; under the lock, containers
+and ``/out`` filesystems that a killed evaluation of the same state folder left behind are removed, and
+runs it left RUNNING are marked FAILED when their key is evaluated again.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ from evaluators.tracks import TRACKS, benchmark_version
 from leaderboard.execution.data import DataError, prepare_dataset
 from leaderboard.execution.engine import GpuChoice, RunnerKind, select_engine
 from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ImageBuildError, ImageSpec, image_tag
+from leaderboard.execution.outfs import unmount_below
 from leaderboard.execution.progress import ProgressDisplay
-from leaderboard.execution.results import ResultError, read_result
+from leaderboard.execution.results import ResultError, ignored_outputs, read_result
 from leaderboard.execution.sandbox import Runner, SandboxLimits, hardware_info, printable
 from leaderboard.execution.weights import WeightsError, fetch_weights, model_revision
 from leaderboard.intake.manifest import ManifestError, Submission, discover, load_submission
@@ -251,6 +255,9 @@ class Evaluator:
             orphans = self.sandbox.remove_orphans() if self.client is not None else 0
             if orphans:
                 self.log(f"removed {orphans} container(s) left running by an evaluation that was killed")
+            mounts = unmount_below(self.state_dir / "jobs")
+            if mounts:
+                self.log(f"unmounted {mounts} output filesystem(s) left by an evaluation that was killed")
             for number, (sub, folder, track, dataset) in enumerate(jobs, 1):
                 label = f"[{number}/{len(jobs)}] {sub.id} × {track} × {dataset}"
                 try:
@@ -369,17 +376,6 @@ class Evaluator:
         if interrupted:
             self.log(f"{label}: {interrupted} interrupted run(s) of an earlier evaluation marked FAILED")
         run_id = self.store.start(key, name=f"{sub.id}/{track}/{dataset}", tags=tags, params=params)
-        # A fresh folder per attempt: a process left over from a killed evaluation cannot write into it.
-        jobs_dir = self.state_dir / "jobs"
-        jobs_dir.mkdir(parents=True, exist_ok=True)
-        for stale in jobs_dir.glob(f"{key}*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=jobs_dir))
-        os.chmod(work, 0o755)
-        (work / "job").mkdir()
-        (work / "out").mkdir()
-        empty_models = work / "models"
-        empty_models.mkdir()
         job = job_document(
             sub,
             track=track,
@@ -388,39 +384,97 @@ class Evaluator:
             version=version,
             has_weights=weights is not None,
         )
-        (work / "job" / "job.json").write_text(json.dumps(job.to_json(), indent=1))
+        # A fresh folder per attempt: a process left over from a killed evaluation cannot write into it.
+        jobs_dir = self.state_dir / "jobs"
+        jobs_dir.mkdir(parents=True, exist_ok=True)
+        for stale in jobs_dir.glob(f"{key}*"):
+            unmount_below(stale)
+            shutil.rmtree(stale, ignore_errors=True)
+        work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=jobs_dir))
+        try:
+            models = job_inputs(work, job, weights)
+            return self._attempt(run_id, label, tag, job, work, models, data_root, folder)
+        finally:
+            # Succeeded or failed: once the outcome is stored, the job folder and the run's output go.
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _attempt(
+        self,
+        run_id: str,
+        label: str,
+        tag: str,
+        job: Job,
+        work: Path,
+        models: Path,
+        data_root: Path,
+        folder: Path,
+    ) -> str:
+        """Run ``job`` with its ``/out`` limited, then store its checked result or its failure."""
         display = (
             ProgressDisplay(label, stream=self.progress_stream, interval_s=self.progress_interval_s)
             if self.progress_stream is not None
             else None
         )
-        try:
-            outcome = self.sandbox.run(
-                tag,
-                job_dir=work / "job",
-                data_dir=data_root,
-                models_dir=weights or empty_models,
-                out_dir=work / "out",
-                submission_dir=folder.resolve(),
-                limits=self.limits,
-                gpu=self.use_gpu,
-                on_progress=display.update if display is not None else None,
+        # The outputs are read and stored inside the volume: leaving it removes them.
+        with self.sandbox.output_volume(work / "out", self.limits) as volume:
+            self.store.set_tags(run_id, {"out_limit": volume.note})
+            if not volume.kernel:
+                self.log(f"{label}: WARNING — output limit: {volume.note}")
+            try:
+                outcome = self.sandbox.run(
+                    tag,
+                    job_dir=work / "job",
+                    data_dir=data_root,
+                    models_dir=models,
+                    out_dir=work / "out",
+                    submission_dir=folder.resolve(),
+                    limits=self.limits,
+                    gpu=self.use_gpu,
+                    on_progress=display.update if display is not None else None,
+                )
+            finally:
+                if display is not None:
+                    display.close()
+            self.store.set_tags(run_id, {"runner": outcome.runner, "wall_s": f"{outcome.wall_s:.1f}"})
+            if outcome.status != "succeeded":
+                self.store.fail(run_id, outcome.reason, outcome.log_tail)
+                self.log(f"{label}: FAILED ({outcome.status}) — {outcome.reason}")
+                return f"{outcome.status}: {outcome.reason}"
+            try:
+                result = read_result(work / "out", job=job, data_dir=data_root)
+            except ResultError as exc:
+                self.store.fail(run_id, f"invalid output: {exc}", outcome.log_tail)
+                self.log(f"{label}: FAILED — invalid output: {exc}")
+                return f"invalid output: {exc}"
+            note = ignored_outputs(work / "out", result)
+            if note:
+                self.log(f"{label}: {note}")
+            self.store.finish(
+                run_id, result, work / "out", log_tail=f"{outcome.log_tail}\n{note}" if note else ""
             )
-        finally:
-            if display is not None:
-                display.close()
-        self.store.set_tags(run_id, {"runner": outcome.runner, "wall_s": f"{outcome.wall_s:.1f}"})
-        if outcome.status != "succeeded":
-            self.store.fail(run_id, outcome.reason, outcome.log_tail)
-            self.log(f"{label}: FAILED ({outcome.status}) — {outcome.reason}")
-            return f"{outcome.status}: {outcome.reason}"
-        try:
-            result = read_result(work / "out", job=job, data_dir=data_root)
-        except ResultError as exc:
-            self.store.fail(run_id, f"invalid output: {exc}", outcome.log_tail)
-            self.log(f"{label}: FAILED — invalid output: {exc}")
-            return f"invalid output: {exc}"
-        self.store.finish(run_id, result, work / "out")
-        shutil.rmtree(work, ignore_errors=True)
         self.log(f"{label}: done in {outcome.wall_s:.1f} s (run {run_id})")
         return "computed"
+
+
+def job_inputs(work: Path, job: Job, weights: Path | None) -> Path:
+    """Fill a fresh job folder: ``job/job.json``, an empty ``out`` and an empty ``models`` folder.
+
+    Parameters
+    ----------
+    work : pathlib.Path
+        The attempt's job folder.
+    job : Job
+        The job the run is given.
+    weights : pathlib.Path or None
+        Prefetched weights, when the submission has any.
+
+    Returns
+    -------
+    pathlib.Path
+        The folder to mount at ``/models``: ``weights``, or the empty ``work/models``.
+    """
+    os.chmod(work, 0o755)
+    for name in ("job", "out", "models"):
+        (work / name).mkdir()
+    (work / "job" / "job.json").write_text(json.dumps(job.to_json(), indent=1))
+    return weights or work / "models"

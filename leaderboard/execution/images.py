@@ -105,7 +105,6 @@ class ImageBuildError(RuntimeError):
         return text
 
 
-
 class BaseImageError(RuntimeError):
     """No base image could be found, pulled or bootstrapped."""
 
@@ -155,7 +154,6 @@ class BuiltImage(BaseModel):
     tag: str
     image_id: str
     reused: bool
-
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -12,6 +12,8 @@ Invariants
 - It runs in its own session; on timeout the whole process group is killed.
 - Kept output is capped (``limits.output_cap_bytes`` of stdout and of stderr, read from the end of the
   files they go to); progress lines are left out of the tail (one summary line instead).
+- ``/out`` has no limit at all: no filesystem of its own, no polling (:meth:`InProcessRunner.output_volume`
+  says so, and the run records it). Like everything else here, it is not sandboxed.
 - With ``on_progress``, stdout is read as it grows, every :data:`POLL_S` seconds, at most
   :data:`FOLLOW_BACKLOG_BYTES` per look (a flood is skipped over, not read): following costs bounded time
   and memory whatever the job prints.
@@ -32,6 +34,7 @@ import sys
 import tempfile
 import time
 import warnings
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import BinaryIO
 
@@ -41,6 +44,7 @@ from leaderboard.execution.sandbox import (
     POLL_S,
     REPO_ROOT,
     NoSandboxWarning,
+    OutVolume,
     ProgressCallback,
     RunOutcome,
     SandboxLimits,
@@ -129,6 +133,26 @@ class InProcessRunner:
             Always 0.
         """
         return 0
+
+    def output_volume(self, out_dir: Path, limits: SandboxLimits) -> AbstractContextManager[OutVolume]:
+        """Create ``out_dir`` and return it as is: no filesystem of its own, no limit (there is no sandbox).
+
+        Parameters
+        ----------
+        out_dir : pathlib.Path
+            The run's output folder.
+        limits : SandboxLimits
+            Unused: nothing limits what an in-process run writes.
+
+        Returns
+        -------
+        contextlib.AbstractContextManager of OutVolume
+            A volume with ``kernel=False`` whose note says that ``/out`` is not limited.
+        """
+        del limits
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        note = "NONE: the in-process runner has no sandbox, so nothing limits what a run writes to its output"
+        return nullcontext(OutVolume(Path(out_dir), False, note))
 
     def run(
         self,

@@ -1,10 +1,12 @@
 """Reading what a (possibly hostile) run wrote to ``/out``, and the track's host-side scoring step.
 
-:func:`read_result` checks the output folder (plain files, sizes, names, gzip bombs), parses
-``result.json`` into a :class:`~evaluators.schema.TrackResult` against the track's declarations (dimensions,
-metrics with their bounds), checks that it answers the job that was asked, checks the per-item tables the
-track declares, and then runs the track's :meth:`~evaluators.tracks.Track.score` on the host, with the
-host's data. Nothing a run wrote reaches the store without passing here.
+:func:`read_result` checks the output folder (plain files, names), parses ``result.json`` into a
+:class:`~evaluators.schema.TrackResult` against the track's declarations (dimensions, metrics with their
+bounds), checks that it answers the job that was asked, checks the artifacts the host will store (only
+those the track declares, :func:`leaderboard.tracks.stored_artifacts`: sizes, gzip bombs) and the per-item
+tables, and then runs the track's :meth:`~evaluators.tracks.Track.score` on the host, with the host's
+data. Nothing a run wrote reaches the store without passing here; a file the track does not declare is
+never read, checked or stored (:func:`ignored_outputs` says which were left).
 Side effects: none (reads ``out_dir``; a track's scoring step may read ``data_dir``).
 """
 
@@ -21,8 +23,11 @@ from pathlib import Path
 
 from evaluators.schema import Job, SchemaError, TableSpec, TrackResult, parse_rows
 from evaluators.tracks import TRACKS
+from leaderboard.execution.sandbox import human_size
+from leaderboard.tracks import stored_artifacts
 
 MAX_RESULT_BYTES = 64 * 1024 * 1024
+MAX_RESULT_DEPTH = 32
 MAX_OUTPUT_FILES = 100
 MAX_DECOMPRESSED_BYTES = 1024**3
 _OUTPUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
@@ -30,6 +35,45 @@ _OUTPUT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 class ResultError(ValueError):
     """The container's output is missing, oversized or malformed."""
+
+
+def _nested_deeper(document: object, limit: int) -> bool:
+    """Tell whether a parsed JSON document nests lists and objects more than ``limit`` levels deep.
+
+    Walks with one iterator per open level, so memory grows with the depth, not with the document.
+    """
+    if not isinstance(document, dict | list):
+        return False
+    stack = [iter(document.values() if isinstance(document, dict) else document)]
+    while stack:
+        value = next(stack[-1], _END)
+        if value is _END:
+            stack.pop()
+        elif isinstance(value, dict | list):
+            if len(stack) >= limit:
+                return True
+            stack.append(iter(value.values() if isinstance(value, dict) else value))
+    return False
+
+
+_END = object()
+
+
+def stored_form(result: TrackResult) -> str:
+    """Return ``result.json`` as the store keeps it: compact, keys sorted (never larger for being nested).
+
+    Parameters
+    ----------
+    result : TrackResult
+        A checked result.
+
+    Returns
+    -------
+    str
+        ASCII JSON without indentation (an indented copy of a deeply nested document could be hundreds of
+        times larger than the file the run wrote).
+    """
+    return json.dumps(result.to_json(), sort_keys=True, separators=(",", ":"))
 
 
 def _check_gzip(path: Path) -> None:
@@ -53,8 +97,8 @@ def check_output_files(out_dir: Path) -> None:
     Raises
     ------
     ResultError
-        On too many entries, an odd name, a symbolic link (the host would follow it), anything that is not
-        a regular file, or a ``.gz`` file that is invalid or decompresses past :data:`MAX_DECOMPRESSED_BYTES`.
+        On too many entries, an odd name, a symbolic link (the host would follow it), or anything that is
+        not a regular file.
     """
     entries = sorted(out_dir.iterdir())
     if len(entries) > MAX_OUTPUT_FILES:
@@ -71,11 +115,76 @@ def check_output_files(out_dir: Path) -> None:
             raise ResultError(
                 f"{entry.name!r} in the output is not a regular file; a run may write only files"
             )
-        if entry.name.endswith(".gz"):
-            _check_gzip(entry)
 
 
-def read_table(out_dir: Path, spec: TableSpec) -> list[dict[str, str]]:
+def check_artifacts(out_dir: Path, result: TrackResult) -> list[Path]:
+    """Check the artifacts the host will store: at most ``artifact_max_bytes`` each, ``.gz`` ones sound.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The run's output folder (already checked by :func:`check_output_files`).
+    result : TrackResult
+        The parsed result: its track and the ``artifacts`` it lists.
+
+    Returns
+    -------
+    list of pathlib.Path
+        The artifacts present, in the order of :func:`leaderboard.tracks.stored_artifacts`.
+
+    Raises
+    ------
+    ResultError
+        If one is larger than its track's ``artifact_max_bytes``, or a ``.gz`` one is invalid or
+        decompresses past :data:`MAX_DECOMPRESSED_BYTES`.
+    """
+    limit = TRACKS.get(result.track).artifact_max_bytes
+    present = []
+    for name in stored_artifacts(result.track, result.artifacts):
+        path = out_dir / name
+        if not path.is_file():
+            continue
+        size = path.stat().st_size
+        if size > limit:
+            raise ResultError(
+                f"{name!r} is {size} bytes, over the {human_size(limit)} limit of an artifact of track "
+                f"{result.track!r}"
+            )
+        if name.endswith(".gz"):
+            _check_gzip(path)
+        present.append(path)
+    return present
+
+
+def ignored_outputs(out_dir: Path, result: TrackResult) -> str:
+    """Say which files in ``out_dir`` are left unstored because the result's track does not declare them.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The run's output folder (already checked by :func:`read_result`).
+    result : TrackResult
+        The checked result.
+
+    Returns
+    -------
+    str
+        ``[chemrobust] not stored: N file(s) in /out that track T does not declare: name (size), …`` (at most
+        ten names), or ``""`` when every file is ``result.json`` or a stored artifact.
+    """
+    kept = {"result.json", *stored_artifacts(result.track, result.artifacts)}
+    left = [(p.name, p.lstat().st_size) for p in sorted(out_dir.iterdir()) if p.name not in kept]
+    if not left:
+        return ""
+    names = ", ".join(f"{name} ({human_size(size)})" for name, size in left[:10])
+    more = f", and {len(left) - 10} more" if len(left) > 10 else ""
+    return (
+        f"[chemrobust] not stored: {len(left)} file(s) in /out that track {result.track!r} does not declare: "
+        f"{names}{more}"
+    )
+
+
+def read_table(out_dir: Path, spec: TableSpec, *, keep: bool = True) -> list[dict[str, str]]:
     """Read a declared per-item table from the run's artifact, keeping the rows ``spec.where`` selects.
 
     Parameters
@@ -84,11 +193,14 @@ def read_table(out_dir: Path, spec: TableSpec) -> list[dict[str, str]]:
         The run's output folder (already checked by :func:`check_output_files`).
     spec : TableSpec
         The track's declaration of the table.
+    keep : bool, optional
+        False only checks the table, row by row, keeping none (memory does not grow with the artifact).
 
     Returns
     -------
     list of dict
-        Rows as strings keyed by ``spec.columns`` (an artifact that is absent gives no rows).
+        Rows as strings keyed by ``spec.columns`` (an artifact that is absent gives no rows; none when
+        ``keep`` is False).
 
     Raises
     ------
@@ -129,7 +241,8 @@ def read_table(out_dir: Path, spec: TableSpec) -> list[dict[str, str]]:
                             f"{spec.artifact!r} line {number}: {column!r} is not a finite number "
                             f"({row[index[column]][:50]!r})"
                         )
-                rows.append(dict(zip(spec.columns, row, strict=True)))
+                if keep:
+                    rows.append(dict(zip(spec.columns, row, strict=True)))
     except (UnicodeDecodeError, csv.Error) as exc:
         raise ResultError(f"{spec.artifact!r} is not a readable CSV file: {exc}") from None
     return rows
@@ -156,8 +269,10 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
     ------
     ResultError
         If the output folder fails :func:`check_output_files`, ``result.json`` is missing, larger than
-        64 MiB, not JSON (or nested too deeply), does not match the schema or the track's declarations,
-        answers another job, or a declared per-item table is malformed.
+        64 MiB (as written, or as stored: :func:`stored_form`), not JSON, nested more than
+        :data:`MAX_RESULT_DEPTH` levels, does not match the schema or the track's declarations,
+        answers another job, an artifact to be stored fails :func:`check_artifacts`, or a declared per-item
+        table is malformed.
     """
     check_output_files(out_dir)
     path = out_dir / "result.json"
@@ -171,6 +286,8 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
         raise ResultError(f"result.json is not valid JSON: {exc}") from None
     except (RecursionError, ValueError) as exc:  # deep nesting; an integer with thousands of digits
         raise ResultError(f"result.json cannot be read safely: {' '.join(str(exc).split())[:200]}") from None
+    if _nested_deeper(document, MAX_RESULT_DEPTH):
+        raise ResultError(f"result.json nests more than {MAX_RESULT_DEPTH} levels deep")
     track_cls = TRACKS.get(job.track)
     if isinstance(document, dict):
         for key, expected in (("benchmark_version", job.benchmark_version), ("track", job.track)):
@@ -188,8 +305,9 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
             f"result.json is for {result.submission_id!r} on {result.dataset!r}, expected "
             f"{job.submission_id!r} on {job.dataset!r}"
         )
+    check_artifacts(out_dir, result)
     for spec in track_cls.tables:
-        read_table(out_dir, spec)
+        read_table(out_dir, spec, keep=False)
     scored = track_cls(job.options).score(result, out_dir=out_dir, data_dir=data_dir or out_dir)
     if scored is not result:
         try:
@@ -201,4 +319,7 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
         except SchemaError as exc:
             raise ResultError(f"host scoring of track {job.track!r}: {exc}") from None
         scored = replace(scored, rows=rows)
+    size = len(stored_form(scored))
+    if size > MAX_RESULT_BYTES:
+        raise ResultError(f"the checked result.json is {size} bytes, over the {MAX_RESULT_BYTES} limit")
     return scored

@@ -12,6 +12,8 @@ Invariants
   taken from a run's stderr (:func:`last_line`).
 - Kept output is capped: :func:`keep_tail` never holds more than ``2 * cap`` bytes, whatever it reads.
 - :func:`out_usage` never follows links and stops counting after ``max_entries``.
+- :func:`out_over_limit` gives the reason only; what stops a write is the kernel, when ``/out`` has a
+  filesystem of its own (:mod:`leaderboard.execution.outfs`), whose fullness it reads too.
 - Nothing here reads environment variables or talks to a Docker engine.
 
 Side effects
@@ -28,6 +30,8 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
@@ -38,10 +42,13 @@ from evaluators.progress import Progress
 __all__ = [
     "CONTAINER_COMMAND",
     "CONTAINER_ENV",
+    "FULL_MARGIN_BYTES",
     "POLL_S",
     "REPO_ROOT",
     "SANDBOX_UID",
+    "NoKernelLimitWarning",
     "NoSandboxWarning",
+    "OutVolume",
     "ProgressCallback",
     "RunOutcome",
     "Runner",
@@ -49,6 +56,7 @@ __all__ = [
     "check_inputs",
     "decode_tail",
     "hardware_info",
+    "human_size",
     "keep_tail",
     "last_line",
     "mib",
@@ -81,12 +89,42 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 POLL_S = 0.5
 """While a run goes on, its ``/out`` folder is measured and its output followed this often (seconds)."""
 
+FULL_MARGIN_BYTES = 1024**2
+"""``/out``'s own filesystem counts as full (the run hit the cap) with less than this much space left."""
+
 ProgressCallback = Callable[[Progress], None]
 """Receives each progress report of a run, in order, while the run goes on."""
 
 
 class NoSandboxWarning(UserWarning):
     """Submission code is about to run in-process, without the container sandbox."""
+
+
+class NoKernelLimitWarning(UserWarning):
+    """A run's ``/out`` gets no filesystem of its own: only polling limits what it writes there."""
+
+
+@dataclass(frozen=True)
+class OutVolume:
+    """The output folder a runner gives a run, and how what the run writes there is limited.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The host folder mounted at ``/out``.
+    kernel : bool
+        True when the folder is a filesystem of its own of ``out_cap_bytes`` (the kernel refuses writes
+        past it); False when only polling measures it, or nothing does (in-process runner).
+    note : str
+        One line saying which, recorded with the run (tag ``out_limit``).
+    image : pathlib.Path or None
+        The filesystem image file behind ``path`` while it is mounted.
+    """
+
+    path: Path
+    kernel: bool
+    note: str
+    image: Path | None = None
 
 
 class SandboxLimits(BaseModel):
@@ -109,10 +147,11 @@ class SandboxLimits(BaseModel):
     output_cap_bytes : int
         At most this many bytes of the container's stdout+stderr are kept (the end of it).
     out_cap_bytes : int
-        At most this many bytes (apparent size, sparse files count in full) may be written under ``/out``;
-        the run is killed beyond it.
+        Size of ``/out``'s own filesystem (the kernel refuses writes past it) and at most this many bytes
+        (apparent size, sparse files count in full) measured under ``/out``; the run is killed beyond it.
     out_max_files : int
-        At most this many files and folders may be created under ``/out``; the run is killed beyond it.
+        At most this many files and folders may be created under ``/out`` (its filesystem has about as many
+        inodes); the run is killed beyond it.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -218,6 +257,24 @@ class Runner(Protocol):
         """Remove what killed earlier orchestrators left running; return how many were removed."""
         ...
 
+    def output_volume(self, out_dir: Path, limits: SandboxLimits) -> AbstractContextManager[OutVolume]:
+        """Prepare ``out_dir`` for :meth:`run`'s ``/out``; leaving the context releases it.
+
+        Parameters
+        ----------
+        out_dir : pathlib.Path
+            The (empty) host folder that will be mounted at ``/out``.
+        limits : SandboxLimits
+            Holds ``out_cap_bytes`` and ``out_max_files``.
+
+        Returns
+        -------
+        contextlib.AbstractContextManager of OutVolume
+            Entered before the run; the outputs must be read (and stored) inside it, since leaving it
+            removes what the run wrote when ``/out`` had a filesystem of its own.
+        """
+        ...
+
 
 # --------------------------------------------------------------------------------------------------------
 # Host facts
@@ -306,6 +363,25 @@ def last_line(text: str) -> str:
     return ""
 
 
+def human_size(n: int) -> str:
+    """Format a byte count in the largest binary unit it reaches, e.g. ``human_size(4 * 1024**3) == "4 GiB"``.
+
+    Parameters
+    ----------
+    n : int
+        Bytes.
+
+    Returns
+    -------
+    str
+        ``"<n> bytes"`` below 1 KiB, else ``"<value> KiB"``, ``MiB`` or ``GiB`` (shortest ``g`` notation).
+    """
+    for unit, size in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if n >= size:
+            return f"{n / size:g} {unit}"
+    return f"{n} bytes"
+
+
 def mib(n: int) -> str:
     """Format a byte count in MiB, e.g. ``mib(4 * 1024**3) == "4096 MiB"``.
 
@@ -361,7 +437,7 @@ def out_usage(out_dir: Path, max_entries: int) -> tuple[int, int]:
 
 
 def out_over_limit(out_dir: Path, limits: SandboxLimits) -> str | None:
-    """Tell whether a run's output folder is over the output cap.
+    """Tell whether a run's output folder is over the output cap, or its own filesystem is full.
 
     Parameters
     ----------
@@ -373,15 +449,31 @@ def out_over_limit(out_dir: Path, limits: SandboxLimits) -> str | None:
     Returns
     -------
     str or None
-        The one-line reason (``output limit exceeded: …``) when over the cap, else None.
+        The one-line reason (``output limit exceeded: … (its limit: 4 GiB in 1000 files)``) when more than
+        ``out_cap_bytes`` (apparent size) or ``out_max_files`` entries are under ``out_dir``, or when
+        ``out_dir`` is a mount point whose filesystem has less than :data:`FULL_MARGIN_BYTES` (at most a
+        sixteenth of the cap) or no inode left; else None.
     """
     size, entries = out_usage(out_dir, limits.out_max_files)
-    if size > limits.out_cap_bytes or entries > limits.out_max_files:
-        return (
-            f"output limit exceeded: more than {mib(limits.out_cap_bytes)} or {limits.out_max_files} "
-            "files written to /out"
-        )
-    return None
+    cap = human_size(limits.out_cap_bytes)
+    what = None
+    if size > limits.out_cap_bytes:
+        what = f"more than {cap} written to /out"
+    elif entries > limits.out_max_files:
+        what = f"more than {limits.out_max_files} files written to /out"
+    elif os.path.ismount(out_dir):
+        try:
+            fs = os.statvfs(out_dir)
+        except OSError:
+            fs = None
+        margin = min(FULL_MARGIN_BYTES, limits.out_cap_bytes // 16)
+        if fs is not None and fs.f_favail == 0:
+            what = "/out has no room for another file"
+        elif fs is not None and fs.f_bavail * fs.f_frsize < margin:
+            what = "/out is full"
+    if what is None:
+        return None
+    return f"output limit exceeded: {what} (its limit: {cap} in {limits.out_max_files} files)"
 
 
 def keep_tail(chunks: Iterable[bytes], cap: int) -> bytes:

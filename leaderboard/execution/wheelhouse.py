@@ -330,4 +330,3 @@ def ensure_extra_wheelhouse(
         if wheel.name in present:
             wheel.unlink()
     return _finish(dest)
-

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from leaderboard.intake.problems import STAGES, ManifestError, Problem, safe_text, shown
+from leaderboard.reserved import RESERVED_IDS, is_reserved
 from leaderboard.text import clip, printable
 
 __all__ = [
@@ -170,6 +171,23 @@ class Submission(_Strict):
     )
     training_data: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
     tracks: list[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if is_reserved(value):
+            raise PydanticCustomError(
+                "manifest_reserved",
+                "{message} {fix}",
+                {
+                    "field": "id",
+                    "value": shown(value),
+                    "message": f"'id' {value!r} is reserved: the site uses it for a page or folder "
+                    f"(reserved: {', '.join(sorted(RESERVED_IDS))}).",
+                    "fix": "Choose another id (e.g. 'acme-" + value + "') and rename the folder to match.",
+                },
+            )
+        return value
 
     @field_validator("adapter")
     @classmethod
@@ -336,8 +354,9 @@ def _from_pydantic(file: str, error: Mapping[str, Any]) -> Problem:
     last = next((p for p in reversed(loc.split(".")) if not p.isdigit()), loc)
     kind = error["type"]
     ctx = error.get("ctx") or {}
-    if kind == "manifest_inconsistent":  # Submission._consistent: it names field, value and fix
-        return Problem(file, ctx["field"], ctx["value"], ctx["message"], ctx["fix"], "consistency")
+    if kind in ("manifest_inconsistent", "manifest_reserved"):  # they name field, value and fix
+        check = "consistency" if kind == "manifest_inconsistent" else "schema"
+        return Problem(file, ctx["field"], ctx["value"], ctx["message"], ctx["fix"], check)
     if kind == "extra_forbidden":
         return Problem(
             file,

@@ -11,6 +11,8 @@ Invariants
 ----------
 - Text from a manifest or a run is untrusted: it goes through :mod:`leaderboard.markdown` (escaped for
   Markdown, tables and HTML) and :func:`leaderboard.markdown.no_mentions` (no @-mentions).
+- The summary is posted publicly: failure lines go through :func:`leaderboard.scrub.public_reason` (no
+  host paths, Docker storage, kernel command line, ids or addresses); the full reasons stay in MLflow.
 - Deterministic: the same inputs give the same text.
 
 Side effects: none (returns strings).
@@ -26,6 +28,7 @@ from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, 
 from leaderboard.intake.report import CHECKS, ManifestCheck
 from leaderboard.markdown import NO_VALUE, cell, code, no_mentions
 from leaderboard.markdown import table as markdown_table
+from leaderboard.scrub import public_reason
 
 if TYPE_CHECKING:  # pandas is not installed in the light `nox -s validate` environment
     import pandas as pd
@@ -291,7 +294,8 @@ def pr_summary(
     deleted : sequence of str
         The ids it removes (ranked before, not after).
     failures : sequence of str
-        One line per failed run or invalid manifest, shown verbatim (escaped).
+        One line per failed run or invalid manifest, shown scrubbed of host details
+        (:func:`leaderboard.scrub.public_reason`) and escaped.
     intervals : mapping of str to (int, int), optional
         Rank interval (best, worst) per submission, e.g. from a bootstrap over items; the hook for the
         bootstrap module. Without it the interval column says "not computed".
@@ -395,7 +399,7 @@ def pr_summary(
         else:
             out += ["No other submission changes rank.", ""]
     if failures:
-        out += ["### Failures", ""] + [f"- {_text(line)}" for line in failures] + [""]
+        out += ["### Failures", ""] + [f"- {_text(public_reason(line))}" for line in failures] + [""]
     out += [
         "---",
         "<sub>Ranks: Copeland score = pairwise-majority wins − losses over the headline criteria (ties share "

@@ -51,9 +51,9 @@ class ManifestCheck:
     Attributes
     ----------
     submission : str
-        The submission id (its folder name).
+        The submission id (its folder name), printable (:func:`leaderboard.text.printable`).
     file : str
-        The manifest, relative to the repository root.
+        The manifest, relative to the repository root, printable.
     status : str
         ``new``, ``modified`` or ``unchanged`` relative to the ref compared with; empty without one.
     problems : tuple of Problem
@@ -143,8 +143,8 @@ def check_manifest(
     """
     path = Path(path)
     root = Path(root)
-    submission_id = path.parent.name
-    shown = _relative(path, root)
+    submission_id = printable(path.parent.name, collapse=False)  # a folder name from the pull request
+    shown = printable(_relative(path, root), collapse=False)
     refused = _containment_problem(path, root)
     if refused is not None:
         message, fix = refused

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leaderboard.intake.manifest import ID_PATTERN, MANIFEST_NAME
+from leaderboard.reserved import RESERVED_IDS, is_reserved
+from leaderboard.text import clip, printable
 
 __all__ = [
     "PLACEHOLDER_FIELDS",
@@ -122,12 +124,20 @@ def write_submission(submission_id: str, *, root: Path) -> Scaffolded:
     Raises
     ------
     ScaffoldError
-        If the id is not a valid slug or ``submissions/<id>/`` already exists (nothing is overwritten).
+        If the id is not a valid slug, is reserved by the site (:data:`leaderboard.reserved.RESERVED_IDS`)
+        or ``submissions/<id>/`` already exists (nothing is overwritten). The message is one printable
+        line that quotes the id clipped.
     """
     if not re.fullmatch(ID_PATTERN, submission_id):
         raise ScaffoldError(
-            f"{submission_id!r} is not a valid submission id. Use lowercase letters, digits and '-', "
-            "1-64 characters, starting and ending with a letter or digit, e.g. 'acme-chem-7b'."
+            f"'{clip(printable(submission_id, collapse=False), 80)}' is not a valid submission id. Use "
+            "lowercase letters, digits and '-', 1-64 characters, starting and ending with a letter or "
+            "digit, e.g. 'acme-chem-7b'."
+        )
+    if is_reserved(submission_id):
+        raise ScaffoldError(
+            f"'{submission_id}' is reserved: the site uses it for a page or folder (reserved: "
+            f"{', '.join(sorted(RESERVED_IDS))}). Choose another id, e.g. 'acme-{submission_id}'."
         )
     folder = Path(root) / "submissions" / submission_id
     if folder.exists():

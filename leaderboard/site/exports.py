@@ -4,8 +4,11 @@
 ``site/data/``: ``results.csv`` (the columns :func:`leaderboard.tracks.result_columns`), ``runs.json``,
 ``submissions.json`` and one file per per-item table the tracks declare
 (:class:`evaluators.schema.TableSpec`: ``site/data/<spec.file>``, gzip-compressed when it ends in
-``.gz``). :func:`read_results` and :func:`read_table` read them back; the pages are generated from these
-files alone, so the site rebuilds from git.
+``.gz``), replacing what is there: a fresh board (tests, benchmarks). The maintainers' build merges into
+the committed board instead (:mod:`leaderboard.site.publish`): :func:`read_board` reads every exported file
+into a :class:`~leaderboard.site.merge.Board` and :func:`write_board` writes one back (byte for byte the
+same when nothing changed). :func:`read_results` and :func:`read_table` read the files back; the pages are
+generated from these files alone, so the site rebuilds from git.
 
 Invariants
 ----------
@@ -16,13 +19,15 @@ Invariants
   e.g. the strings added to a rank table): they read as ``''``, so a committed board stays readable until
   the next evaluation rewrites it.
 
-Side effects: :func:`write_exports` creates ``<site_dir>/data/`` and overwrites the files it writes.
+Side effects: :func:`write_exports` and :func:`write_board` create ``<site_dir>/data/`` and overwrite the
+files they write.
 """
 
 from __future__ import annotations
 
 import gzip
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from leaderboard.files import atomic_open, write_json
+from leaderboard.site.merge import Board
 from leaderboard.site.normalise import (
     empty_results,
     empty_table,
@@ -39,10 +45,18 @@ from leaderboard.site.normalise import (
     normalise_table,
     table_columns,
 )
-from leaderboard.site.schema import RESULTS_FILE, RUNS_FILE, SUBMISSIONS_FILE
+from leaderboard.site.schema import RESULTS_FILE, RETIRED_FILE, RUNS_FILE, SUBMISSIONS_FILE
 from leaderboard.tracks import result_columns, table_specs
 
-__all__ = ["read_results", "read_table", "read_tables", "write_csv", "write_exports"]
+__all__ = [
+    "read_board",
+    "read_results",
+    "read_table",
+    "read_tables",
+    "write_board",
+    "write_csv",
+    "write_exports",
+]
 
 _HINT = "Regenerate it with leaderboard.site.exports.write_exports."
 
@@ -55,7 +69,10 @@ def write_exports(
     *,
     tables: Mapping[str, pd.DataFrame] | None = None,
 ) -> None:
-    """Write the site's data files under ``<site_dir>/data/``.
+    """Write the site's data files under ``<site_dir>/data/``, replacing what is there (no merge).
+
+    A fresh board, for tests and benchmarks; the maintainers' build merges into the committed board with
+    :func:`leaderboard.site.publish.merge_exports` instead, so it never wipes results.
 
     Parameters
     ----------
@@ -90,27 +107,81 @@ def write_exports(
     but its last numeric one); numbers are written as shortest round-trip text (``1``, ``1.5``,
     ``0.123456``), all UTF-8 with Unix line endings.
     """
-    specs = table_specs()
-    unknown = sorted(set(tables or {}) - set(specs))
-    if unknown:
-        raise ValueError(
-            f"tables: {unknown} are not declared by any registered track; known: {sorted(specs)}."
-        )
-    res = normalise_results(results)
-    run_records = normalise_runs(runs)
-    sub_records = normalise_submissions(submissions)
-    normalised = {
-        name: normalise_table(frame, specs[name][1], name) for name, frame in (tables or {}).items()
-    }
+    board = Board.from_exports(results, runs, submissions, tables)
+    write_board(board, site_dir)
 
+
+def write_board(board: Board, site_dir: Path, *, files: Collection[str] | None = None) -> None:
+    """Write a normalised board (:class:`leaderboard.site.merge.Board`) under ``<site_dir>/data/``.
+
+    Parameters
+    ----------
+    board : leaderboard.site.merge.Board
+        The files' contents; a per-item table absent from ``board.tables`` leaves its file as it is, and
+        ``retired.json`` is written only when ``board.retired`` holds a record (or the file exists).
+    site_dir : pathlib.Path
+        The MkDocs ``docs_dir`` (``site/``).
+    files : collection of str, optional
+        Write only these file names (``results.csv``, ``runs.json``, a table's file …); default: all.
+    """
+    specs = table_specs()
     data_dir = Path(site_dir) / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
-    with atomic_open(data_dir / RESULTS_FILE) as handle:
-        handle.write(res.to_csv(index=False, lineterminator="\n").encode("utf-8"))
-    write_json(data_dir / RUNS_FILE, run_records)
-    write_json(data_dir / SUBMISSIONS_FILE, sub_records)
-    for name, frame in normalised.items():
-        write_csv(frame, data_dir / specs[name][1].file)
+
+    def wanted(name: str) -> bool:
+        return files is None or name in files
+
+    if wanted(RESULTS_FILE):
+        with atomic_open(data_dir / RESULTS_FILE) as handle:
+            handle.write(board.results.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+    if wanted(RUNS_FILE):
+        write_json(data_dir / RUNS_FILE, board.runs)
+    if wanted(SUBMISSIONS_FILE):
+        write_json(data_dir / SUBMISSIONS_FILE, board.submissions)
+    if wanted(RETIRED_FILE) and (board.retired or (data_dir / RETIRED_FILE).is_file()):
+        write_json(data_dir / RETIRED_FILE, board.retired)
+    for name, frame in board.tables.items():
+        if wanted(specs[name][1].file):
+            write_csv(frame, data_dir / specs[name][1].file)
+
+
+def read_board(site_dir: Path) -> Board:
+    """Read every exported file of ``<site_dir>/data/`` back into a :class:`~leaderboard.site.merge.Board`.
+
+    A missing file counts as empty; every declared table is read (:func:`read_tables`). Writing the board
+    back with :func:`write_board` reproduces the files byte for byte.
+
+    Raises
+    ------
+    ValueError
+        If a file is malformed (what :func:`read_results`, :func:`read_table` and
+        :func:`leaderboard.site.normalise.normalise_runs` raise).
+    """
+    data_dir = Path(site_dir) / "data"
+    specs = table_specs()
+    return Board(
+        results=normalise_results(read_results(site_dir)),
+        runs=normalise_runs(pd.DataFrame(_json_list(data_dir / RUNS_FILE))),
+        submissions=normalise_submissions(_json_list(data_dir / SUBMISSIONS_FILE)),
+        tables={
+            name: normalise_table(frame, specs[name][1], name)
+            for name, frame in read_tables(site_dir).items()
+        },
+        retired=_json_list(data_dir / RETIRED_FILE),
+    )
+
+
+def _json_list(path: Path) -> list[dict[str, Any]]:
+    """Read a JSON list of objects (``[]`` when the file does not exist)."""
+    if not path.is_file():
+        return []
+    try:
+        obj = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON ({exc}). {_HINT}") from exc
+    if not isinstance(obj, list) or not all(isinstance(r, dict) for r in obj):
+        raise ValueError(f"{path}: must be a JSON list of objects. {_HINT}")
+    return obj
 
 
 def read_results(site_dir: Path) -> pd.DataFrame:

@@ -22,23 +22,18 @@ from leaderboard.markdown import NO_VALUE, is_missing
 from leaderboard.tracks import metric
 
 __all__ = [
-    "REASON_MAX_CHARS",
     "change",
     "duration",
     "fmt",
     "fmt_range",
     "is_num",
     "metric_label",
-    "one_line",
     "plural",
     "rank_text",
     "select",
     "text",
     "value_label",
 ]
-
-#: Failure reasons on the overview are cut to this many characters (the model page shows more).
-REASON_MAX_CHARS = 300
 
 
 def is_num(value: Any) -> bool:
@@ -117,14 +112,6 @@ def text(value: Any) -> str:
     if is_missing(value):
         return NO_VALUE
     return " ".join(str(value).split())
-
-
-def one_line(value: Any, *, limit: int = REASON_MAX_CHARS) -> str:
-    """Return the first non-empty line of a failure reason, cut to ``limit`` characters (unescaped)."""
-    if is_missing(value) or not str(value).strip():
-        return "no reason recorded"
-    line = next(ln.strip() for ln in str(value).splitlines() if ln.strip())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
 def plural(n: int, word: str, many: str | None = None) -> str:

@@ -3,8 +3,10 @@
 Each function takes one export as :meth:`leaderboard.store.ResultStore.export` /
 :meth:`~leaderboard.store.ResultStore.export_tables` return it and gives back a canonical form: columns in
 the declared order, rows sorted, keys unique, submission ids checked to be slugs (they become file
-names), plain JSON types. A violation raises ``ValueError`` naming the export, the column and the fix.
-Everything here is pure.
+names, none of the site's reserved names), plain JSON types. A failure reason is exported as the public
+sees it (:func:`leaderboard.scrub.public_reason`: no host paths, Docker storage, kernel command line, ids
+or addresses); the full reason stays in MLflow. A violation raises ``ValueError`` naming the export, the
+column and the fix. Everything here is pure.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 from evaluators.schema import TableSpec
+from leaderboard.reserved import RESERVED_IDS, is_reserved
+from leaderboard.scrub import public_reason
 from leaderboard.site.schema import RUN_KEYS, RUN_STATUSES, SLUG, SUBMISSION_KEYS
 from leaderboard.tracks import KEY_COLUMNS, result_columns
 
@@ -48,10 +52,10 @@ def check_slug(value: str, where: str) -> None:
             f"{where}: submission id {value!r} is not a slug (letters, digits, '.', '_', '-', "
             "starting with a letter or digit). Use the submission's folder name."
         )
-    if value.lower() == "index":
+    if is_reserved(value):
         raise ValueError(
-            f"{where}: submission id {value!r} is reserved (it would overwrite "
-            "site/submissions/index.md). Rename the submission folder."
+            f"{where}: submission id {value!r} is reserved: the site uses it for a page or folder "
+            f"(reserved: {', '.join(sorted(RESERVED_IDS))}). Rename the submission folder."
         )
 
 
@@ -238,6 +242,8 @@ def normalise_runs(runs: pd.DataFrame) -> list[dict[str, Any]]:
                 rec[key] = _timestamp(val)
             elif key == "duration_s":
                 rec[key] = None if missing(val) else float(val)
+            elif key == "reason":  # published: scrubbed of host details (the full one stays in MLflow)
+                rec[key] = None if missing(val) else public_reason(val) if str(val).strip() else str(val)
             else:
                 rec[key] = None if missing(val) else str(val)
         sub = rec["submission"]

@@ -20,6 +20,7 @@ __all__ = [
     "DERIVED_FILES",
     "GENERATED_HEADER",
     "RESULTS_FILE",
+    "RETIRED_FILE",
     "RUNS_FILE",
     "RUN_KEYS",
     "RUN_STATUSES",
@@ -38,6 +39,10 @@ RESULTS_FILE = "results.csv"
 RUNS_FILE = "runs.json"
 #: Manifest metadata of every submission (:data:`SUBMISSION_KEYS`).
 SUBMISSIONS_FILE = "submissions.json"
+
+#: Runs retired from the board on purpose (``python -m leaderboard retire``): a site build never adds
+#: them back (:mod:`leaderboard.site.merge`).
+RETIRED_FILE = "retired.json"
 
 #: Parameters of the bootstrap rank intervals on the overview (:mod:`leaderboard.ranking.uncertainty`).
 BOOTSTRAP: Mapping[str, Any] = {"seed": 0, "n_boot": 1000, "level": 0.9}
@@ -118,6 +123,10 @@ def data_files() -> dict[str, str]:
     }
     for _name, (track, spec) in table_specs().items():
         out[spec.file] = f"{spec.description} (track `{track}`)"
+    out[RETIRED_FILE] = (
+        "Results retired from the board on purpose (`python -m leaderboard retire`): the submission, "
+        "track, data set and run id of each; a site build never adds these runs back."
+    )
     out.update(DERIVED_FILES)
     out[SECURITY_JSON] = "The adversarial suite's attacks and their outcomes (the Security model page)."
     return out

@@ -122,6 +122,51 @@ class SiteData:
         """Return the runs whose latest attempt for (submission, track, dataset) failed."""
         return [r for r in latest_runs(self.runs) if r["status"] == "FAILED"]
 
+    def missing_reason(self, sub_id: str, track_name: str, dataset: str) -> str:
+        """Say why a model has no value on a criterion of ``track_name`` on ``dataset`` (unescaped).
+
+        ``lacks capability …`` (the manifest says it cannot run the track), ``run failed`` (its latest
+        attempt on that data set failed), ``not evaluated`` (no run on that data set), else ``no value``
+        (the run finished without this number).
+        """
+        lacking = self.lacks(sub_id, track_name)
+        if lacking is not None:
+            return f"lacks capability {lacking}"
+        if "failed-keys" not in self.cache:
+            self.cache["failed-keys"] = {(r["submission"], r["track"], r["dataset"]) for r in self.failures()}
+        if (sub_id, track_name, dataset) in self.cache["failed-keys"]:
+            return "run failed"
+        rows = self.by_submission.get(sub_id)
+        if rows is None or not ((rows["track"] == track_name) & (rows["dataset"] == dataset)).any():
+            return "not evaluated"
+        return "no value"
+
+    def coverage(self, track_name: str, dataset: str | None = None) -> tuple[list[str], list[str]]:
+        """Split the ranked models by whether they have a headline value on a track (and data set).
+
+        Models whose manifest says they lack the track's capability (:meth:`lacks`) are left out: they
+        cannot run it, and the overview says so in its own note.
+
+        Returns
+        -------
+        tuple of (list of str, list of str)
+            The ranked models with at least one value on those criteria, and those with none, each in
+            ranking order. Both empty when the track (data set) has no criterion.
+        """
+        crit = self.ranking.criteria
+        ranked = [str(s) for s in self.ranking.copeland.index if self.lacks(str(s), track_name) is None]
+        if crit.empty:
+            return [], []
+        mask = crit["track"] == track_name
+        if dataset is not None:
+            mask &= crit["dataset"] == dataset
+        columns = list(crit.index[mask])
+        if not columns:
+            return [], []
+        values = self.ranking.headline.reindex(ranked).loc[:, columns]
+        has = values.notna().any(axis=1)
+        return [s for s in ranked if has[s]], [s for s in ranked if not has[s]]
+
 
 def split_by_submission(frame: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Rows of ``frame`` per submission (one ``groupby``; categorical keys become ``str``)."""

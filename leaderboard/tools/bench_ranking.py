@@ -280,7 +280,10 @@ def time_site(ranks: pd.DataFrame, workdir: Path) -> dict[str, float]:
     _timed(
         "site: write_exports",
         lambda: write_exports(
-            results, runs, submissions, site_dir,
+            results,
+            runs,
+            submissions,
+            site_dir,
             tables={"recall_at_k": curves, "item_ranks": ranks.assign(original="", augmented="")},
         ),  # fmt: skip
         times,

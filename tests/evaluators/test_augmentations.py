@@ -38,7 +38,6 @@ from evaluators.augmentations import (
 from evaluators.augmentations.ring_renumber import renumber_ring_closures
 from evaluators.chem import InvalidSmilesError
 from evaluators.registry import Registry
-from tests._paths import shared_dir
 
 NAMES = AUGMENTATIONS.names()
 SPEC_AUGMENTATIONS = {"canonical", "explicit_h", "kekule", "ring_renumber", "random_order"}
@@ -153,7 +152,7 @@ def test_unparsable_smiles_is_excluded_never_raised(name, bad):
     assert pair.reason
     assert pair.augmented is None
     assert pair.id == "x1"
-    with pytest.raises(InvalidSmilesError):
+    with pytest.raises(InvalidSmilesError, match="RDKit cannot parse SMILES"):
         aug.transform(bad, random.Random(0))
 
 
@@ -208,8 +207,8 @@ def test_duplicate_registration_raises():
 
 
 @pytest.fixture(scope="module")
-def chebi():
-    path = shared_dir() / "data/chebi20/test_original.tsv"
+def chebi(benchmark_data):
+    path = benchmark_data("chebi20") / "chebi20" / "test_original.tsv"
     with path.open(newline="", encoding="utf-8") as handle:
         rows = [(r["CID"], r["SMILES"]) for r in csv.DictReader(handle, delimiter="\t")]
     assert len(rows) == 3300

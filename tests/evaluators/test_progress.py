@@ -115,7 +115,7 @@ def test_invalid_progress_cannot_be_built(stage, done, total):
 
 def test_progress_is_frozen():
     p = Progress("embed", 1, 2)
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="cannot assign to field 'done'"):
         p.done = 2
 
 
@@ -208,7 +208,7 @@ def test_reporter_defaults_to_stdout(capsys):
 
 
 def test_reporter_refuses_invalid_values():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="stage must be 1 to 64 characters"):
         ProgressReporter(io.StringIO())("bad\x1bstage", 0, 1)
 
 

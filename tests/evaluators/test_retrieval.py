@@ -11,12 +11,7 @@ import faiss
 import numpy as np
 import pytest
 
-from evaluators.retrieval import DISTANCES, retrieval_ranks, retrieval_ranks_and_ties
-
-try:  # the two-direction entry point, where present
-    from evaluators.retrieval import bidirectional_ranks
-except ImportError:  # pragma: no cover - older module layout
-    bidirectional_ranks = None
+from evaluators.retrieval import DISTANCES, bidirectional_ranks, retrieval_ranks, retrieval_ranks_and_ties
 
 
 def _distance(q: np.ndarray, g: np.ndarray, distance: str) -> float:
@@ -154,7 +149,6 @@ def test_memory_blocking_gives_identical_results(data, distance):
         np.testing.assert_array_equal(blocked[1], full[1])
 
 
-@pytest.mark.skipif(bidirectional_ranks is None, reason="module has no bidirectional_ranks")
 @pytest.mark.parametrize("distance", DISTANCES)
 @pytest.mark.parametrize("data", DATA)
 def test_reverse_direction_is_the_swapped_search(data, distance):

@@ -5,6 +5,10 @@ temporary submissions folder and evaluates them with :class:`leaderboard.executi
 Docker runner (real image builds, real containers, an MLflow store of its own), with small sandbox limits.
 Every attack must end as a FAILED run whose one-line reason says what stopped it — in the terminal, in
 MLflow and on the generated site — while the reference submission's results stay exactly as they were.
+One attack is meant to succeed (``attack-junk-artifact``: junk below the output cap, then an honest run):
+it is contained when its run FINISHES with nothing but the declared artifacts stored and a note saying
+what was left out. Attacks on ``/out``'s own filesystem need a root orchestrator (it mounts that
+filesystem); without root they are skipped, except in CI, where they fail.
 Canary secrets are put into the host's environment for the whole suite; none may appear anywhere in what
 the evaluation stored or printed. When every case ran and was contained, the attack → outcome table is
 printed and written to ``site/data/security.json`` (the site's "Security model" page).
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import resource
 import shutil
@@ -32,6 +37,7 @@ from evaluators.tracks import TrackOptions
 from leaderboard.execution.data import prepare_dataset
 from leaderboard.execution.docker_runner import OWNER_LABEL
 from leaderboard.execution.evaluate import Evaluator
+from leaderboard.execution.outfs import mounts_below
 from leaderboard.execution.sandbox import SandboxLimits
 from leaderboard.site.pages.security import CASE_KEYS, format_table, write_security_table
 from leaderboard.store import REASON_TAG, ResultStore
@@ -70,8 +76,15 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 class Case:
     attack: str
     expected: str
-    reason: str  # regular expression the one-line reason must match (re.search)
+    reason: str  # regular expression the one-line reason (or, FINISHED, the log's note) must match
     limits: SandboxLimits = SUITE_LIMITS
+    status: str = "FAILED"  # the MLflow status of a contained attack
+    kernel: bool = False  # needs /out's own filesystem, hence a root orchestrator
+
+
+OUT_CAP = r" \(its limit: 96 MiB in 200 files\)$"
+STORED = {"result.json", "log_tail.txt", "ranks.csv.gz", "recall_at_k.csv.gz", "ranks_all_layers.npz"}
+ROOT_HOST = os.geteuid() == 0
 
 
 CASES = [
@@ -112,8 +125,18 @@ CASES = [
     Case("attack-symlink-out", "FAILED: output rejected, links not followed",
          r"^invalid output: 'host-environ\.txt' in the output is a symbolic link"),
     Case("attack-fill-out", "FAILED: output cap",
-         r"^output limit exceeded: more than 96 MiB or 200 files written to /out$"),
+         r"^output limit exceeded: (/out is full|more than 96 MiB written to /out)" + OUT_CAP),
+    Case("attack-fallocate-out", "FAILED: the kernel refuses the allocation",
+         r"^output limit exceeded: /out is full" + OUT_CAP, kernel=True),
+    Case("attack-sparse-out", "FAILED: output cap, sparse files count in full",
+         r"^output limit exceeded: more than 96 MiB written to /out" + OUT_CAP, kernel=True),
+    Case("attack-inode-flood", "FAILED: file limit (inodes)",
+         r"^output limit exceeded: more than 200 files written to /out" + OUT_CAP, kernel=True),
+    Case("attack-junk-artifact", "FINISHED: junk left out of the store",
+         r"^\[chemrobust\] not stored: 2 file\(s\) in /out that track 'amore' does not declare: "
+         r"embeddings\.npy \(16 MiB\), junk\.bin \(48 MiB\)$", status="FINISHED"),
 ]  # fmt: skip
+RUN_CASES = [c for c in CASES if ROOT_HOST or not c.kernel]
 
 
 def shared_state(state: Path) -> Path:
@@ -177,7 +200,7 @@ def suite(docker_client, tmp_path_factory) -> Suite:
     subs = tmp / "submissions"
     for name in (REFERENCE, AFTER):
         shutil.copytree(ROOT / "submissions" / name, subs / name)
-    for case in CASES:
+    for case in RUN_CASES:
         shutil.copytree(ADVERSARIAL / case.attack, subs / case.attack)
     state = shared_state(tmp / "state")
     (state / "jobs").mkdir()
@@ -214,9 +237,9 @@ def suite(docker_client, tmp_path_factory) -> Suite:
         evaluate(["attack-flood"], SUITE_LIMITS, "flood")
         flood_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
 
-        ordinary = [c.attack for c in CASES if c.limits is SUITE_LIMITS and c.attack != "attack-flood"]
+        ordinary = [c.attack for c in RUN_CASES if c.limits is SUITE_LIMITS and c.attack != "attack-flood"]
         evaluate([*ordinary, AFTER], SUITE_LIMITS, "attacks")
-        evaluate([c.attack for c in CASES if c.limits is SHORT_LIMITS], SHORT_LIMITS, "timeout")
+        evaluate([c.attack for c in RUN_CASES if c.limits is SHORT_LIMITS], SHORT_LIMITS, "timeout")
         rerun = evaluate([REFERENCE], SUITE_LIMITS, "reference again")
     finally:
         mp.undo()
@@ -249,10 +272,27 @@ def site_row(suite: Suite, attack: str) -> str:
 
 
 def outcome(suite: Suite, attack: str) -> tuple[str, str]:
+    """The run's status and its one-line reason; for a FINISHED run, the log's note on unstored files."""
     run = suite.runs.get(attack)
     if run is None:
         return "MISSING", "no run recorded"
-    return run.info.status, run.data.tags.get(REASON_TAG, "")
+    if run.info.status != "FINISHED":
+        return run.info.status, run.data.tags.get(REASON_TAG, "")
+    names = {a.path for a in suite.store.client.list_artifacts(run.info.run_id)}
+    if "log_tail.txt" not in names:
+        return run.info.status, ""
+    tail = suite.store.client.download_artifacts(run.info.run_id, "log_tail.txt", str(suite.tmp / attack))
+    notes = [ln for ln in Path(tail).read_text().splitlines() if ln.startswith("[chemrobust] not stored")]
+    return run.info.status, notes[-1] if notes else ""
+
+
+def require_root(case: Case) -> None:
+    """Skip an attack on /out's own filesystem without a root orchestrator; fail instead in CI."""
+    if case.kernel and not ROOT_HOST:
+        message = f"{case.attack} needs /out's own filesystem, which only a root orchestrator mounts"
+        if os.environ.get("CI"):
+            pytest.fail(f"{message}, but CI is set: CI runs as root", pytrace=False)
+        pytest.skip(message)
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -260,23 +300,36 @@ def outcome(suite: Suite, attack: str) -> tuple[str, str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.attack for c in CASES])
 def test_attack_is_contained_with_a_one_line_reason(suite, case):
+    require_root(case)
     status, reason = outcome(suite, case.attack)
     run = suite.runs[case.attack]
-    assert status == "FAILED", f"{case.attack} was not contained: {status}; it got {loot(suite, run)}"
+    assert status == case.status, f"{case.attack} was not contained: {status}; it got {loot(suite, run)}"
     assert re.search(case.reason, reason), f"{case.attack}: unexpected reason {reason!r}"
     assert "\n" not in reason and reason.isprintable() and len(reason) <= 1000
-    # In the terminal: the run's line names the attack and the same reason.
-    said = [line for line in suite.lines if f"] {case.attack} × amore × {DATASET}: FAILED" in line]
-    assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
-    # On the site: the failed-runs table of the index lists it with its reason, escaped.
-    row = site_row(suite, case.attack)
-    words = re.findall(r"[A-Za-z]{5,}", reason)[:4]
-    assert row and all(w in row for w in words), f"{case.attack}: site row {row!r} lacks {words}"
-    # Provenance recorded with the failure, too.
     tags = run.data.tags
+    if case.status == "FINISHED":
+        # Stored: result.json, the declared artifacts and the log's note; nothing else the run wrote.
+        artifacts = suite.store.client.list_artifacts(run.info.run_id)
+        assert {a.path for a in artifacts} <= STORED, f"{case.attack}: stored {[a.path for a in artifacts]}"
+        assert sum(a.file_size or 0 for a in artifacts) < 4 * MIB
+        said = [line for line in suite.lines if f"] {case.attack} × amore × {DATASET}: [chemrobust]" in line]
+        assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
+    else:
+        # In the terminal: the run's line names the attack and the same reason.
+        said = [line for line in suite.lines if f"] {case.attack} × amore × {DATASET}: FAILED" in line]
+        assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
+        # On the site: the failed-runs table of the index lists it with its reason, escaped.
+        row = site_row(suite, case.attack)
+        words = re.findall(r"[A-Za-z]{5,}", reason)[:4]
+        assert row and all(w in row for w in words), f"{case.attack}: site row {row!r} lacks {words}"
+    # Provenance recorded with the outcome, too; /out had a filesystem of its own.
     assert tags["gpu"] == "False" and tags["runner"] == "docker"
     assert json.loads(tags["sandbox"]) == json.loads(case.limits.model_dump_json())
     assert json.loads(tags["hardware"])["cpu_model"]
+    if ROOT_HOST:
+        assert tags["out_limit"].startswith("kernel: /out is an ext4 filesystem of"), tags["out_limit"]
+    else:
+        assert tags["out_limit"].startswith("POLLING ONLY:"), tags["out_limit"]
 
 
 def test_reason_with_escapes_and_markup_is_inert_everywhere(suite):
@@ -294,9 +347,16 @@ def test_reference_results_are_untouched_and_later_submissions_still_run(suite):
     assert after["result"] == before["result"]
     assert suite.reference_rerun == (0, 1), "the reference must be reused, not recomputed"
     assert suite.runs[AFTER].info.status == "FINISHED", "a well-behaved submission after the attacks failed"
-    # Exactly one FINISHED run per well-behaved submission, whatever ran in between.
+    # Exactly one FINISHED run per well-behaved submission (and attack meant to finish), whatever ran.
     finished = suite.store.client.search_runs([suite.store.experiment_id], "attributes.status = 'FINISHED'")
-    assert sorted(r.data.tags["submission"] for r in finished) == sorted([REFERENCE, AFTER])
+    meant = [c.attack for c in RUN_CASES if c.status == "FINISHED"]
+    assert sorted(r.data.tags["submission"] for r in finished) == sorted([REFERENCE, AFTER, *meant])
+
+
+def test_no_job_folder_or_output_filesystem_is_left(suite):
+    """Every job folder goes once its outcome is stored, failed or not; every /out filesystem is unmounted."""
+    assert sorted(p.name for p in (suite.state / "jobs").iterdir()) == [f"{MARKER}-jobs.txt"]
+    assert mounts_below(suite.tmp) == []
 
 
 def test_no_canary_secret_reached_anything_stored_or_printed(suite):
@@ -337,11 +397,13 @@ def test_timeout_kills_in_time_and_no_container_is_left(suite, docker_client):
 
 def test_attack_table_is_written_when_every_case_is_contained(suite, capsys):
     """Runs last: prints the attack → outcome table and publishes it as site/data/security.json."""
+    for case in CASES:
+        require_root(case)  # the table lists every attack, or is not written
     cases = []
     for case in CASES:
         status, reason = outcome(suite, case.attack)
         manifest = yaml.safe_load((ADVERSARIAL / case.attack / "submission.yaml").read_text())
-        contained = status == "FAILED" and re.search(case.reason, reason) is not None
+        contained = status == case.status and re.search(case.reason, reason) is not None
         cases.append(
             {
                 "attack": case.attack,

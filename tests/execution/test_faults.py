@@ -253,7 +253,7 @@ def test_a_download_with_the_wrong_sha256_is_rejected_and_not_cached(served_data
 
 def test_a_truncated_download_is_rejected_and_not_cached(served_dataset, tmp_path):
     served_dataset.body, served_dataset.claimed_length = GOOD[:10], len(GOOD)
-    with pytest.raises(DataError):
+    with pytest.raises(DataError, match="served"):
         prepare_dataset("served", tmp_path)
     assert list((tmp_path / "data").rglob("*.*")) == []
 

@@ -127,13 +127,13 @@ def test_image_tag_needs_the_submission_folder(fake_repo):
 
 def test_image_spec_is_frozen_and_strict(fake_repo):
     spec = spec_for(fake_repo)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="frozen"):
         spec.submission_id = "other"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown_field"):
         spec_for(fake_repo, unknown_field=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="submission_id"):
         spec_for(fake_repo, submission_id="Not A Docker Name")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="torch_variant"):
         spec_for(fake_repo, torch_variant="rocm")
 
 

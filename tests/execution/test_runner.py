@@ -299,9 +299,9 @@ def test_hardware_info_keys():
 
 
 def test_limits_are_validated():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="memory"):
         SandboxLimits(memory="lots")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="greater than 0"):
         SandboxLimits(timeout_s=0)
 
 

@@ -191,7 +191,8 @@ def _write_case(root: Path, name: str, case: Case) -> Path:
         data = copy.deepcopy(_reference(case.base))
         case.edit(data)
         text = yaml.safe_dump(data, sort_keys=False)
-    folder = root / name / (case.folder or (data or {}).get("id", case.base))
+    # Each case is its own repository root (they share an id): <root>/<name>/submissions/<id>/.
+    folder = root / name / "submissions" / (case.folder or (data or {}).get("id", case.base))
     shutil.copytree(base, folder)  # keeps the reference's own files (e.g. ngram.py)
     path = folder / "submission.yaml"
     path.write_text(text, encoding="utf-8")
@@ -264,13 +265,18 @@ def test_revision_message_shows_the_bad_value(broken):
 def test_trust_remote_code_allowed_by_a_maintainer(broken):
     path = broken["trust_remote_code_not_allowed"]
     assert load_submission(path, allow_remote_code=[MORGAN]).trust_remote_code is True
-    with pytest.raises(ManifestError):
+    with pytest.raises(ManifestError, match="trust_remote_code"):
         load_submission(path, allow_remote_code=["another-submission"])
 
 
 def test_missing_manifest_is_reported(tmp_path):
     with pytest.raises(ManifestError, match="file not found"):
         load_submission(tmp_path / "nothing-here")
+
+
+def _root_of(manifest: Path) -> Path:
+    """The repository root of a broken case (``validate`` reads only inside its ``submissions/``)."""
+    return manifest.parents[2]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -283,20 +289,21 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_cli_rejects_every_broken_manifest(broken):
-    result = _cli(*(str(p) for p in broken.values()))
-    assert result.returncode == 1, result.stdout + result.stderr
-    out = result.stdout
+def test_cli_rejects_every_broken_manifest(broken, capsys):
+    from leaderboard.__main__ import main
+
     for name, path in broken.items():
+        assert main(["validate", "--root", str(_root_of(path)), str(path)]) == 1, name
+        out = capsys.readouterr().out
         assert f"FAIL {path}" in out, name
         lines = [line for line in out.splitlines() if line.strip().startswith(f"- {path}:")]
         assert any(CASES[name].field in line for line in lines), (name, lines)
-    assert f"0 valid, {len(broken)} invalid" in out
+        assert "0 valid, 1 invalid" in out
 
 
 def test_cli_single_broken_manifest_exits_nonzero(broken):
     path = broken["huggingface_branch_revision"]
-    result = _cli(str(path))
+    result = _cli("--root", str(_root_of(path)), str(path))
     assert result.returncode != 0
     assert str(path) in result.stdout and "'model.revision'" in result.stdout
 
@@ -308,7 +315,8 @@ def test_cli_valid_manifests_exit_zero(broken):
     assert all(f"ok   {p}" in result.stdout for p in references)
     # The default (no paths) checks every submission in the repository.
     assert _cli().returncode == 0
-    allowed = _cli(str(broken["trust_remote_code_not_allowed"]), "--allow-remote-code", f"x,{MORGAN}")
+    path = broken["trust_remote_code_not_allowed"]
+    allowed = _cli("--root", str(_root_of(path)), str(path), "--allow-remote-code", f"x,{MORGAN}")
     assert allowed.returncode == 0, allowed.stdout
 
 

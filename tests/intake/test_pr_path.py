@@ -451,6 +451,21 @@ def test_pr_summary_reports_failures_and_removals() -> None:
     assert "- \\[1/1\\] broken × amore: exit 1 \\| oops" in md
 
 
+def test_pr_summary_failures_carry_no_host_details() -> None:
+    """The summary is a public comment: a failure's host paths, ids and addresses are placeholders."""
+    results = _results({"top": [0.9, 0.9, 0.9]})
+    line = (
+        "[1/1] broken × amore × datamol-default: docker error: mount /var/lib/docker/overlay2/"
+        + "3f2a9c1b7d4e" * 4
+        + "/merged from 10.0.0.7 failed; BOOT_IMAGE=/vmlinuz root=/dev/sda1"
+    )
+    md = pr_summary(results, ["broken"], failures=[line])
+    failures = md[md.index("### Failures") :]
+    assert "docker error: mount &lt;path&gt; from &lt;ip&gt; failed; &lt;kernel command line&gt;" in failures
+    for secret in ("/var/lib", "3f2a9c1b7d4e", "10.0.0.7", "BOOT_IMAGE", "sda1"):
+        assert secret not in md, secret
+
+
 def test_cli_evaluate_changed_since_writes_the_summary(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

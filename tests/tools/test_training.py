@@ -18,7 +18,6 @@ from leaderboard.tools.corpus import build_corpus, corpus_sha256
 from leaderboard.tools.smiles_tokenizer import build_tokenizer, build_vocab, split_smiles
 from leaderboard.tools.training import MAX_WEIGHT_BYTES, main, random_views, save_model, train
 from leaderboard.tools.training_config import REFERENCE_MODELS, TrainingConfig, TrainingError
-from tests._paths import shared_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 SMILES = [
@@ -54,11 +53,9 @@ def _largest_fragment(smiles: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def shared_data(tmp_path_factory):
-    data = shared_dir() / "data"
-    if not (data / "chebi20" / "test_original.tsv").is_file():
-        pytest.fail(f"{data}/chebi20/test_original.tsv is missing; the training corpus needs ChEBI-20")
-    return data
+def shared_data(benchmark_data):
+    """A data root holding ChEBI-20, which the corpus must exclude (the product's data registry finds it)."""
+    return benchmark_data("chebi20")
 
 
 @pytest.fixture(scope="module")

@@ -34,7 +34,7 @@ from leaderboard.intake.manifest import (
 )
 from leaderboard.intake.report import CHECKS
 from leaderboard.intake.scaffold import PLACEHOLDER_FIELDS
-from leaderboard.markdown import cell, code, esc
+from leaderboard.markdown import cell, code, esc, fenced
 
 __all__ = ["FIELD_HELP", "how_to_submit_page", "pick_example"]
 
@@ -185,7 +185,6 @@ def how_to_submit_page(repo_root: Path) -> str:
         f"| {code(name)} | {_value(value)} | {FIELD_HELP.get(name, 'See submissions/README.md.')} |"
         for name, value in _field_rows(data)
     )
-    fence = "````" if "```" in text else "```"
     return f"""# How to submit
 
 A model reaches the board through a pull request that adds one folder, `submissions/<id>/`, holding a
@@ -211,9 +210,7 @@ and prints the next steps. The fields only you can know ({placeholder_list}) hol
 
 This is `{rel}`, exactly as it is in the repository:
 
-{fence}yaml
-{text.rstrip()}
-{fence}
+{fenced(text.rstrip(), "yaml")}
 
 What its fields mean (every field, with its rules, is in `submissions/README.md`):
 
@@ -245,9 +242,7 @@ ok   submissions/{sub.id}
 
 Every problem names the file, the field and the fix. Had the example said `{broken_line}`:
 
-```text
-{broken_message}
-```
+{fenced(broken_message, "text")}
 
 Once your work is committed on a branch, see the exact report your pull request will get:
 

@@ -1,27 +1,34 @@
 """The overview page (``index.md``): the headline ranking, the other rules, pairwise wins, failed runs.
 
+A failed run shows its category and its public reason (:mod:`leaderboard.scrub`: scrubbed of host
+details, clipped); the full reason and log tail stay in MLflow for the maintainers.
+
 The ranking is :func:`leaderboard.ranking.headline.rank_headline`'s: every registered track's headline
 criteria, grouped by track on the page, each track weighing 1 split evenly over its criteria. A model
 that lacks a track's capability has no value on its criteria ("—", with the reason in the cell's title
-and in a note): it is missing there, never scored zero.
+and in a note): it is missing there, never scored zero. So is a model not evaluated on a data set, or
+whose latest run there failed (the cell's title and a note say which), and the criteria legend flags every
+data set not all ranked models have ("Partial coverage — qm9-isomers: 5 of 6 models").
 """
 
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 
 from leaderboard.markdown import NO_VALUE, cell, code, esc, link, table
 from leaderboard.ranking.headline import headline_rows
 from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, submission_link
-from leaderboard.site.format import change, fmt, is_num, one_line, plural
+from leaderboard.site.format import change, fmt, is_num, plural
 from leaderboard.site.pages.downloads import download_links
 from leaderboard.site.pairwise import pairwise_figure
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
 
-__all__ = ["OTHER_RULES", "criterion_label", "index_page", "lacks_cell", "ranking_table"]
+__all__ = ["OTHER_RULES", "criterion_label", "index_page", "lacks_cell", "missing_cell", "ranking_table"]
 
 #: Rules shown beside Copeland on the overview (Copeland with half ties always ranks as Copeland does).
 OTHER_RULES = ("borda", "minimax", "mean_rank", "mean")
@@ -39,6 +46,15 @@ def criterion_label(criterion: str, *, with_dataset: bool, with_track: str = "")
 def lacks_cell(capability: str) -> str:
     """Return the cell of a criterion a model cannot run: a dash titled with the missing capability."""
     return f'<span title="not run: lacks capability {html.escape(capability)}">{NO_VALUE}</span>'
+
+
+def missing_cell(reason: str, dataset: str) -> str:
+    """Return the cell of a criterion a model has no value on: a dash titled with why (``not evaluated``).
+
+    ``reason`` is :meth:`leaderboard.site.sitedata.SiteData.missing_reason`'s; the title names the data set.
+    """
+    title = reason if reason == "no value" else f"{reason} on {dataset}"
+    return f'<span title="{html.escape(title)}">{NO_VALUE}</span>'
 
 
 def index_page(data: SiteData, figures: Figures) -> str:
@@ -115,15 +131,17 @@ def index_page(data: SiteData, figures: Figures) -> str:
                 submission_link(data, r["submission"], "submissions/"),
                 cell(r.get("track") or NO_VALUE),
                 cell(r.get("dataset") or NO_VALUE),
-                cell(one_line(r.get("reason"))),
+                cell(failure_category(r.get("reason"))),
+                cell(public_reason(r.get("reason"))),
             ]
             for r in failures
         ]
         out += [
             "The latest attempt of these runs failed; they never block the others and are retried "
-            "on the next evaluation.",
+            "on the next evaluation. Reasons are shortened and host details (paths, addresses, ids) "
+            "replaced by placeholders; the maintainers keep the full reason and log.",
             "",
-            table(["Model", "Track", "Dataset", "Reason"], rows),
+            table(["Model", "Track", "Dataset", "Failure", "Reason"], rows),
             "",
         ]
     else:
@@ -146,9 +164,19 @@ def _criteria_legend(data: SiteData) -> list[str]:
             lines.append(
                 f"- {link(str(name), f'tracks/{name}.md')} — {esc(spec.label)}: "
                 f"{plural(len(rows), 'column')} ({esc(per)}), weight {rows['weight'].sum():.3g} in all "
-                f"({rows['weight'].iloc[0]:.3g} each)."
+                f"({rows['weight'].iloc[0]:.3g} each).{_coverage(data, str(name), rows['dataset'])}"
             )
     return [*lines, ""]
+
+
+def _coverage(data: SiteData, name: str, datasets: Iterable[str]) -> str:
+    """Return `` Partial coverage: qm9-isomers 5 of 6 models.`` for the data sets not every model has."""
+    partial = []
+    for dataset in dict.fromkeys(str(d) for d in datasets):
+        have, lack = data.coverage(name, dataset)
+        if lack:
+            partial.append(f"{esc(dataset)}: {len(have)} of {plural(len(have) + len(lack), 'model')}")
+    return f" **Partial coverage** — {'; '.join(partial)}." if partial else ""
 
 
 def _families(data: SiteData) -> dict[str, int]:
@@ -195,9 +223,11 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> str:
         values = headline.loc[sub_id]
         for c in crit:
             val = values[c]
-            lacking = None if is_num(val) else data.lacks(sub_id, str(tracks[c]))
-            if lacking is not None:
-                cells.append(lacks_cell(lacking))
+            if not is_num(val):
+                dataset = str(rk.criteria.at[c, "dataset"])
+                lacking = data.lacks(sub_id, str(tracks[c]))
+                reason = data.missing_reason(sub_id, str(tracks[c]), dataset)
+                cells.append(lacks_cell(lacking) if lacking is not None else missing_cell(reason, dataset))
                 continue
             txt = fmt(val, str(rk.criteria.at[c, "metric"]))
             cells.append(f"**{txt}**" if is_num(val) and val == best[c] and len(rk.copeland) > 1 else txt)
@@ -219,7 +249,27 @@ def _lacking_note(data: SiteData) -> list[str]:
                 f"{code(capability)} the track needs; missing criteria are ignored pairwise, never scored "
                 "zero."
             )
+        datasets = rk.criteria.loc[rk.criteria["track"] == name, "dataset"]
+        for dataset in dict.fromkeys(str(d) for d in datasets):
+            by_reason: dict[str, list[str]] = {}
+            for sub_id in data.coverage(name, dataset)[1]:
+                reason = data.missing_reason(sub_id, name, dataset)
+                if data.lacks(sub_id, name) is None:
+                    by_reason.setdefault(reason, []).append(esc(data.name(sub_id)))
+            for reason, names in by_reason.items():
+                why = _MISSING.get(reason, "no value")
+                notes.append(
+                    f"— in the {esc(name)} · {esc(dataset)} columns of {', '.join(names)}: {why}; missing "
+                    "criteria are ignored pairwise, never scored zero."
+                )
     return [*notes, ""] if notes else []
+
+
+#: What the overview's note says of a data set a ranked model has no value on, by missing reason.
+_MISSING = {
+    "not evaluated": "not evaluated on this data set",
+    "run failed": "the latest run failed ([listed below](#failed-runs))",
+}
 
 
 def _rules_section(data: SiteData) -> list[str]:

@@ -10,6 +10,8 @@ Invariants
 ----------
 - ``security.json`` is deterministic: cases sorted by attack id, fixed keys, no timestamps or run ids.
 - :func:`security_page` is a pure function of ``security.json`` and the code's defaults.
+- Reasons are published as :func:`leaderboard.scrub.public_reason` gives them (no host paths, Docker
+  storage, kernel command line, ids or addresses), both in ``security.json`` and on the page.
 
 Side effects
 ------------
@@ -26,6 +28,7 @@ from typing import Any
 
 from leaderboard.files import write_json
 from leaderboard.markdown import cell, code, esc, table
+from leaderboard.scrub import public_reason
 
 __all__ = ["CASE_KEYS", "SECURITY_JSON", "format_table", "read_security_table", "security_page",
            "write_security_table"]  # fmt: skip
@@ -62,7 +65,8 @@ def write_security_table(cases: Iterable[Mapping[str, Any]], data_dir: Path) -> 
     for case in cases:
         if set(case) != set(CASE_KEYS):
             raise ValueError(f"security case {case.get('attack')!r} must have exactly the keys {CASE_KEYS}")
-        rows.append({k: bool(case[k]) if k == "contained" else str(case[k]) for k in CASE_KEYS})
+        row = {k: bool(case[k]) if k == "contained" else str(case[k]) for k in CASE_KEYS}
+        rows.append(row | {"reason": public_reason(row["reason"])})
     rows.sort(key=lambda r: r["attack"])
     ids = [r["attack"] for r in rows]
     if len(set(ids)) != len(ids):
@@ -109,6 +113,7 @@ def sandbox_settings() -> list[tuple[str, str, str]]:
         receives) and the module constants of :mod:`leaderboard.execution.sandbox`.
     """
     from leaderboard.execution.docker_runner import DockerRunner
+    from leaderboard.execution.outfs import MOUNT_OPTIONS, image_inodes
     from leaderboard.execution.sandbox import POLL_S, SandboxLimits
 
     limits = SandboxLimits()
@@ -150,8 +155,10 @@ def sandbox_settings() -> list[tuple[str, str, str]]:
          "other work on the host keeps running"),
         ("Wall clock", f"timeout_s={limits.timeout_s:g}, then SIGKILL",
          "a run that never ends is killed and removed"),
-        ("Output folder", f"{_mib(limits.out_cap_bytes)} or {limits.out_max_files} files, measured every "
-         f"{POLL_S:g} s", "a run cannot fill the disk that holds the result store"),
+        ("Output folder", f"its own ext4 filesystem of {_mib(limits.out_cap_bytes)} and about "
+         f"{image_inodes(limits)} inodes, mounted {MOUNT_OPTIONS}; also measured every {POLL_S:g} s for "
+         "the reason", "the kernel stops the write (fallocate, sparse files, many small files); a host "
+         "that cannot mount it polls only, said loudly and recorded with the run (tag out_limit)"),
         ("Logs", f"last {limits.output_cap_bytes // 1024} KiB kept; engine log file max-size={log_size}",
          "a flood costs neither memory nor disk"),
         ("Environment", env, "set explicitly; the host's environment (tokens, keys) never reaches the box"),
@@ -183,12 +190,19 @@ _CHECKS = """\
 - `/out` may hold at most 100 regular files with plain names. A symbolic link, a folder, a pipe or a
   device fails the run: the host never follows a link planted by the container (a link to
   `/proc/self/environ` would otherwise publish the orchestrator's environment).
-- `result.json`: at most 64 MiB, valid JSON (nesting depth and integer size bounded), the benchmark
-  version and track of the job, metric labels that are plain names, no repeated metric, every value
-  finite and possible (accuracies and MRR in [0, 1], counts non-negative integers), a well-formed
-  Recall@K block. `.gz` artifacts are decompressed as a stream with a 1 GiB cap (no gzip bombs).
+- `result.json`: at most 64 MiB and 32 levels of nesting, valid JSON, the schema of the job and the
+  result (`evaluators/schema.py`: the job's track, data set and benchmark version; every row with exactly
+  the track's dimensions, values it allows, a metric it declares, no repeats, a finite value within the
+  metric's registered bounds). It is stored compact, as the host checked it.
+- Only `result.json` and the artifacts the track declares are stored, each within its size limit (256 MiB
+  by default); other files in `/out` are left out with a note in the log. Declared `.gz` artifacts are
+  decompressed as a stream with a 1 GiB cap (no gzip bombs), and per-item tables are checked row by row.
 - Failure reasons are one line; control characters (terminal escapes, bells, bidirectional overrides)
-  become `?` before they reach the terminal, MLflow or this site, and the site escapes Markdown and HTML."""
+  become `?` before they reach the terminal, MLflow or this site, and the site escapes Markdown and HTML.
+- MLflow keeps a failure's full reason and log tail for the maintainers. This site and the pull-request
+  summary show its category and a short reason with host details replaced by placeholders: absolute
+  paths other than the sandbox's own mounts, Docker storage paths, a kernel command line, container ids
+  and digests, IP and MAC addresses."""
 
 _SUPPLY = """\
 ## Weights and dependencies
@@ -236,7 +250,8 @@ _FAULTS = """\
 - An evaluation holds a lock on its state folder; a second one stops at once with a clear message.
 - If the orchestrator itself is killed, re-running finishes the work: FINISHED runs are reused, runs left
   RUNNING are marked FAILED ("interrupted"), every attempt gets a fresh job folder, and containers the
-  killed orchestrator left running are removed."""
+  killed orchestrator left running are removed, as are the `/out` filesystems it left mounted.
+- A job folder is removed once its outcome (result, or reason and log tail) is stored, failed or not."""
 
 _LIMITS = """\
 ## Known limits
@@ -248,8 +263,10 @@ _LIMITS = """\
 - **Containers share the host's kernel.** A kernel exploit escapes any container; Docker's seccomp
   profile, dropped capabilities and no-new-privileges shrink that surface. For stronger isolation run the
   engine with gVisor or inside a virtual machine.
-- **The in-process runner has no sandbox at all.** It exists for machines without Docker, warns on every
-  run, and records `runner=in-process`; use it only for code you trust.
+- **The in-process runner has no sandbox at all** — no output limit either. It exists for machines
+  without Docker, warns on every run, and records `runner=in-process`; use it only for code you trust.
+- `SandboxLimits(read_only_root=False)` lets a run write to the engine's disk without a bound; it is for
+  GPU hosts whose container hooks need it, and is recorded with every run.
 - Docker's default 64 MB tmpfs at `/dev/shm` is writable too; like `/tmp` it disappears with the
   container."""
 
@@ -280,7 +297,9 @@ def security_page(data_dir: Path) -> str:
         out += [
             f"The adversarial suite runs {len(cases)} hostile submissions through the real pipeline (Docker "
             "engine, image build, MLflow), next to well-behaved ones whose results must stay unchanged. "
-            f"Contained: **{contained} of {len(cases)}**.",
+            f"Contained: **{contained} of {len(cases)}**. An attack is contained when it ends as expected: "
+            "most FAIL with a clear reason; a few (a junk file below the output cap) are meant to FINISH "
+            "with the hostile part left out.",
             "",
         ]
         out.append(
@@ -292,7 +311,7 @@ def security_page(data_dir: Path) -> str:
                         cell(c["does"]),
                         cell(c["expected"]),
                         cell(c["outcome"]),
-                        cell(c["reason"]),
+                        cell(public_reason(c["reason"])),
                         "yes" if c["contained"] else "**NO**",
                     ]
                     for c in cases

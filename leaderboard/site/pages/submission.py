@@ -4,12 +4,12 @@ A model's page holds its card, its place in the ranking, a section per track it 
 data set: its headline values, the headline metric over each dimension, the track extension's sections,
 and every number), the tracks it cannot run ("not applicable": it lacks their capability), and the
 provenance of every run with the command that reproduces it. Everything from a manifest, a run record or
-a result row is escaped with :mod:`leaderboard.markdown`.
+a result row is escaped with :mod:`leaderboard.markdown`; a failure shows its category and public reason
+(:mod:`leaderboard.scrub`).
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -17,11 +17,12 @@ from typing import Any
 import pandas as pd
 
 from evaluators.schema import Dimension
-from leaderboard.markdown import NO_VALUE, cell, code, esc, table, url
+from leaderboard.markdown import NO_VALUE, cell, code, esc, json_script, table, url
 from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, submission_link, track_link
 from leaderboard.site.extensions import extension
-from leaderboard.site.format import change, duration, fmt, metric_label, one_line, text, value_label
+from leaderboard.site.format import change, duration, fmt, metric_label, text, value_label
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.pages.overview import OTHER_RULES, criterion_label
 from leaderboard.site.pages.track import per_dimensions, where_of
@@ -237,7 +238,8 @@ def all_numbers_html(grp: pd.DataFrame, dims: Sequence[Dimension]) -> str:
     text) rather than as an HTML table: MkDocs then neither parses nor indexes thousands of cells, which
     made 100 submission pages take most of the build. ``site/javascripts/tables.js`` renders the table
     (sortable, as text: nothing in a cell is parsed as HTML) inside the block; ``results.csv`` holds the
-    same numbers. ``<``, ``>`` and ``&`` are JSON-escaped, so no value can end the script element.
+    same numbers. The JSON comes from :func:`leaderboard.markdown.json_script`, so no value can end the
+    script element.
     """
     names = [d.name for d in dims if d.name in grp.columns]
     by_name = {d.name: d for d in dims}
@@ -258,13 +260,11 @@ def all_numbers_html(grp: pd.DataFrame, dims: Sequence[Dimension]) -> str:
         "align": ["left"] * len(names) + ["right"] * len(metrics),
         "rows": rows,
     }
-    payload = json.dumps(spec, ensure_ascii=False, separators=(",", ":"))
-    payload = payload.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return "\n".join(
         [
             f'<details class="note chemrobust-numbers" data-search-exclude><summary>All {len(grp)} numbers '
             "(also in results.csv)</summary>",
-            f'<script type="application/json" class="chemrobust-table">{payload}</script>',
+            f'<script type="application/json" class="chemrobust-table">{json_script(spec)}</script>',
             "</details>",
         ]
     )
@@ -280,7 +280,15 @@ def _runs(data: SiteData, sub_id: str) -> list[str]:
         dataset = run.get("dataset") or NO_VALUE
         out += [f"### {esc(trk)} · {esc(dataset)} · {esc(run['status'].lower())}", ""]
         if run["status"] == "FAILED":
-            out += ['!!! failure "Failed"', f"    {esc(one_line(run.get('reason'), limit=2000))}", ""]
+            reason = run.get("reason")  # public: category and scrubbed reason; the full one is in MLflow
+            out += [
+                f'!!! failure "Failed: {esc(failure_category(reason))}"',
+                f"    {esc(public_reason(reason))}",
+                "",
+                "    Host details (paths, addresses, ids) are replaced by placeholders; the maintainers "
+                "keep the full reason and log with the MLflow run below.",
+                "",
+            ]
         prov = [
             ("MLflow run id", code(run.get("run_id"))),
             ("Image tag", code(run.get("image_tag"))),

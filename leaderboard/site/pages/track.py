@@ -24,7 +24,7 @@ from leaderboard.site.format import fmt, fmt_range, metric_label, value_label
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import metric, ordered, track, track_names, value_sort_key
 
-__all__ = ["dataset_note", "per_dimensions", "track_page", "tracks_index_page", "where_of"]
+__all__ = ["coverage_note", "dataset_note", "per_dimensions", "track_page", "tracks_index_page", "where_of"]
 
 
 def per_dimensions(name: str) -> tuple[str, ...]:
@@ -42,6 +42,27 @@ def where_of(name: str) -> dict[str, str]:
 def dataset_note(dataset: str) -> str:
     """Return the registered description of a data set (escaped), or an empty string."""
     return esc(DATASETS.get(dataset).description) if dataset in DATASETS else ""
+
+
+def coverage_note(data: SiteData, name: str, dataset: str) -> list[str]:
+    """Flag a data set not every ranked model has: ``qm9-isomers: 5 of 6 models`` and why the others lack it.
+
+    Empty when every ranked model has a headline value on the track's criteria of ``dataset``.
+    """
+    have, lack = data.coverage(name, dataset)
+    if not lack:
+        return []
+    why = ", ".join(
+        f"{link(data.name(s), f'../submissions/{s}.md')} ({esc(data.missing_reason(s, name, dataset))})"
+        for s in lack
+    )
+    title = f"Partial coverage — {esc(dataset)}: {len(have)} of {len(have) + len(lack)} models"
+    return [
+        f'!!! warning "{title.replace(chr(34), "&quot;")}"',
+        f"    No headline result for {why}: missing here, ignored pairwise in the ranking, never "
+        "scored zero.",
+        "",
+    ]
 
 
 def tracks_index_page(data: SiteData) -> str:
@@ -102,6 +123,7 @@ def track_page(data: SiteData, name: str, figures: Figures) -> str:
         note = dataset_note(dataset)
         if note:
             out += [note, ""]
+        out += coverage_note(data, name, dataset)
         out += _headline_section(data, name, dataset)
         if ext.track_sections is not None:
             out += ext.track_sections(data, dataset, figures)

