@@ -25,6 +25,7 @@ import math
 import stat
 import tempfile
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.schema import SCHEMA_VERSION, TableSpec, TrackResult
+from evaluators.schema import SCHEMA_VERSION, SchemaError, TableSpec, TrackResult
 from leaderboard.tracks import KEY_COLUMNS, result_columns, stored_artifacts, table_specs
 from leaderboard.tracks import track as track_class
 
@@ -225,11 +226,44 @@ class ResultStore:
         return [chosen[k] for k in sorted(chosen)]
 
     def current_result(self, run) -> dict[str, Any] | None:
-        """Return a FINISHED run's ``result.json`` if it has the current schema, else ``None``."""
+        """Return a FINISHED run's ``result.json`` if it is current and reads back, else ``None``."""
+        result, _ = self.checked_result(run)
+        return result
+
+    def checked_result(self, run) -> tuple[dict[str, Any] | None, str]:
+        """Read a FINISHED run's ``result.json`` back and check it again against its track's declarations.
+
+        A run stored by this code always passes; one written to the tracking store by other means (an older
+        version, a hand edit, a damaged file) must never break an export or the site build for everyone.
+
+        Returns
+        -------
+        result : dict or None
+            The document, or ``None`` when the run is not FINISHED, has an older schema, or fails the check.
+        problem : str
+            Why a FINISHED run's result cannot be used (empty when it can, or when its schema is older).
+        """
+        from mlflow.exceptions import MlflowException
+
         if run.info.status != "FINISHED":
-            return None
-        result = self.result_of(run)
-        return result if result.get("schema_version") == SCHEMA_VERSION else None
+            return None, ""
+        tags = run.data.tags
+        try:
+            result = self.result_of(run)
+            if not isinstance(result, dict):
+                raise SchemaError(f"result.json must be an object, got {type(result).__name__}")
+            if result.get("schema_version") != SCHEMA_VERSION:
+                return None, ""  # an older schema: skipped until the run is repeated
+            checked = track_class(tags.get("track", "")).parse_result(result)
+            if (checked.submission_id, checked.track, checked.dataset) != (
+                tags.get("submission"),
+                tags.get("track"),
+                tags.get("dataset"),
+            ):
+                raise SchemaError("result.json names another submission, track or data set than its run")
+        except (OSError, MlflowException, SchemaError, KeyError, ValueError, RecursionError) as exc:
+            return None, " ".join(f"stored result cannot be read: {type(exc).__name__}: {exc}".split())[:300]
+        return result, ""
 
     def export(self, submissions: Iterable[str] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Long-format results and one provenance record per run, for the site.
@@ -268,8 +302,10 @@ class ResultStore:
                     ((run.info.end_time or run.info.start_time) - run.info.start_time) / 1000, 1
                 ),
             }
-            result = self.current_result(run)
-            if run.info.status == "FINISHED" and result is None:
+            result, problem = self.checked_result(run)
+            if problem:  # listed as failed, never allowed to break the export or the site
+                record["status"], record["reason"] = "FAILED", problem
+            elif run.info.status == "FINISHED" and result is None:
                 continue  # written by an older version of the result schema: re-run to refresh it
             if result is not None:
                 details = result.get("details", {})
@@ -306,7 +342,12 @@ class ResultStore:
                 tags = run.data.tags
                 if tags.get("track") != track:
                     continue
-                frame = self._artifact_table(run, spec)
+                try:
+                    frame = self._artifact_table(run, spec)
+                except (OSError, ValueError, UnicodeDecodeError) as exc:
+                    # A damaged artifact of one run leaves out that run's rows of this table, nothing more.
+                    warnings.warn(f"run {run.info.run_id}: {spec.artifact} not exported: {exc}", stacklevel=2)
+                    continue
                 if frame is not None:
                     frames[name].append(frame.assign(**{k: tags.get(k, "") for k in KEY_COLUMNS}))
         out: dict[str, pd.DataFrame] = {}
