@@ -162,7 +162,7 @@ class AmoreTrack(Track):
         ),
         TableSpec(
             name="recall_at_k",
-            file="recall_at_k.csv",
+            file="recall_at_k.csv.gz",
             columns=("augmentation", "layer", "distance", "direction", "subset", "k", "recall"),
             description="Recall@K curves (K = 1…100, last layer), long format (one row per K).",
             artifact="recall_at_k.csv.gz",

@@ -107,7 +107,7 @@ def test_tables_round_trip_sorted_gzip_deterministic(tmp_path) -> None:
     assert path.read_bytes() == first  # mtime 0, sorted rows: the same bytes on every rebuild
     curve = read_table(tmp_path, "recall_at_k")
     assert list(curve.columns) == CURVE_COLUMNS and curve["k"].tolist()[:3] == [1.0, 2.0, 3.0]
-    text = (tmp_path / "data" / "recall_at_k.csv").read_text(encoding="utf-8").splitlines()
+    text = gzip.decompress((tmp_path / "data" / "recall_at_k.csv.gz").read_bytes()).decode().splitlines()
     assert text[0] == ",".join(CURVE_COLUMNS) and text[1].split(",")[-2] == "1"
 
 

@@ -215,7 +215,7 @@ def test_plots_are_deterministic_and_stale_ones_removed(plotted: dict, tmp_path:
     assert not stale.exists()
     produced = sorted(p.name for p in (site / "data" / "plots").glob("*.json"))
     assert produced == sorted(p.name for p in (plotted["site"] / "data" / "plots").glob("*.json"))
-    for rel in [*(f"plots/{name}" for name in produced), "recall_at_k.csv"]:
+    for rel in [*(f"plots/{name}" for name in produced), "recall_at_k.csv.gz"]:
         assert (site / "data" / rel).read_bytes() == (plotted["site"] / "data" / rel).read_bytes(), rel
 
 

@@ -240,7 +240,7 @@ def test_methodology_from_declarations(built: dict) -> None:
 def test_downloads_page_lists_declared_tables(built: dict) -> None:
     text = b.text(built["public"] / "downloads" / "index.html")
     assert "results.json" not in text
-    assert "item_ranks.csv.gz" in text and "recall_at_k.csv" in text
+    assert "item_ranks.csv.gz" in text and "recall_at_k.csv.gz" in text
     assert "original, augmented" in text.replace("`", "")
 
 

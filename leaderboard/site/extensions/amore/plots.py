@@ -1,7 +1,7 @@
 """The AMORE track's figures: layer-wise Acc@1 and Recall@K curves (plotly figure JSON).
 
 The figure builders are pure functions of the long-format DataFrames that :mod:`leaderboard.site.build`
-exports (``site/data/results.csv`` and ``site/data/recall_at_k.csv``). They return a figure as a
+exports (``site/data/results.csv`` and ``site/data/recall_at_k.csv.gz``). They return a figure as a
 plain JSON-able dict (``{"data": [...], "layout": {...}}``: the layout built with ``plotly.graph_objects``
 and ``plotly.subplots.make_subplots``, the traces plain dicts in plotly's JSON schema, which is much faster
 than ``go.Scatter`` objects on a board of 100 models) without a layout template: the page script
@@ -237,7 +237,7 @@ def recall_figure(
     Parameters
     ----------
     curves : pandas.DataFrame
-        Long-format curves (columns of ``site/data/recall_at_k.csv``). Only AMORE rows of
+        Long-format curves (columns of ``site/data/recall_at_k.csv.gz``). Only AMORE rows of
         ``dataset`` on the last layer in the :data:`SETTING` are used.
     dataset : str
         Dataset to plot.
