@@ -34,11 +34,6 @@ def metric(name: str) -> MetricSpec:
     return METRICS.get(name)
 
 
-def higher_is_better() -> dict[str, bool]:
-    """Direction of every registered metric, as the ranking reads it."""
-    return {name: METRICS.get(name).higher_is_better for name in METRICS.names()}
-
-
 def dimensions() -> list[Dimension]:
     """Every registered track's dimensions, each name once (first declaration wins), in track order."""
     out: dict[str, Dimension] = {}

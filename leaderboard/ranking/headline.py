@@ -22,11 +22,12 @@ from functools import cached_property
 import numpy as np
 import pandas as pd
 
+from evaluators.metrics import higher_is_better
 from evaluators.schema import Dimension
 from leaderboard.ranking.copeland import condorcet_winner, copeland_ranking, pairwise_majority, pairwise_wins
 from leaderboard.ranking.criteria import criteria_table
 from leaderboard.ranking.rules import compare_rules
-from leaderboard.tracks import higher_is_better, track, track_names
+from leaderboard.tracks import track, track_names
 
 #: Columns of :func:`headline_rows`.
 HEADLINE_COLUMNS: tuple[str, ...] = (
