@@ -234,12 +234,21 @@ def _retire(args: argparse.Namespace) -> int:
 
 
 def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
-    """Write ``<state>/pr-summary.md`` (scores, rank, rank changes of the changed submissions)."""
+    """Write ``<state>/pr-summary.md`` (scores, rank, rank changes of the changed submissions).
+
+    The ranking is the board's: this machine's results merged (in memory) into the committed
+    ``site/data/`` exactly as a site build would merge them, so a model evaluated on a fresh clone is
+    ranked among every committed model, not alone.
+    """
     from leaderboard.intake.manifest import discover
     from leaderboard.intake.pr_report import pr_summary
+    from leaderboard.site.exports import read_board
+    from leaderboard.site.merge import Board, merge_boards
 
     ids = sorted({p.parent.name for p in discover(REPO_ROOT / "submissions")} | set(changes.deleted))
-    results, _ = _store(state_dir).export(ids)
+    local, runs = _store(state_dir).export(ids)
+    board, _ = merge_boards(read_board(REPO_ROOT / "site"), Board.from_exports(local, runs, []))
+    results = board.results
     failures = [line.replace(f"{REPO_ROOT}/", "") for line in failures]  # the comment is public
     text = pr_summary(results, changes.changed, deleted=changes.deleted, failures=failures, ref=changes.ref)
     state_dir.mkdir(parents=True, exist_ok=True)

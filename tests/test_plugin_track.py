@@ -24,6 +24,7 @@ from leaderboard.ranking.headline import rank_headline
 from leaderboard.site.build import build_site, generate_pages
 from leaderboard.site.exports import write_exports
 from leaderboard.store import ResultStore
+from tests._mkdocs import copy_mkdocs_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -95,7 +96,7 @@ def test_a_track_defined_in_test_code_reaches_the_ranking_and_the_built_site(toy
     shutil.copytree(
         ROOT / "site", repo / "site", ignore=shutil.ignore_patterns("data", "submissions", "tracks")
     )
-    shutil.copy(ROOT / "mkdocs.yml", repo / "mkdocs.yml")
+    copy_mkdocs_config(repo)
     subs = repo / "submissions"
     shutil.copytree(
         ROOT / "submissions" / "morgan-fingerprint-reference", subs / "morgan-fingerprint-reference"

@@ -150,11 +150,32 @@ def test_pages_workflow_publishes_committed_results_on_main() -> None:
     assert build["permissions"] == {"contents": "read"}
     assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
     assert deploy["needs"] == "build" and deploy["environment"]["name"] == "github-pages"
-    script = "\n".join(s.get("run", "") for s in build["steps"])
-    assert "generate_pages" in script and "build_site" in script
-    assert "write_exports" not in script and "evaluate" not in script  # the numbers come from git
+    runs = [s["run"].strip() for s in build["steps"] if "run" in s]
+    # Exactly the maintainer's command, then proof that it changed nothing committed.
+    assert "nox -s site" in runs and "git diff --exit-code -- site/" in runs
+    assert runs.index("nox -s site") < runs.index("git diff --exit-code -- site/")
+    assert not any("evaluate" in r or "write_exports" in r for r in runs)  # the numbers come from git
     upload = next(s for s in build["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
     assert upload["with"]["path"] == "public"
+
+
+def test_the_site_command_needs_only_the_site_packages(tmp_path) -> None:
+    """``nox -s site`` installs only SITE_PACKAGES: what the command imports must not need more."""
+    code = (
+        "import sys, leaderboard.__main__, leaderboard.site.publish, leaderboard.store, "
+        "leaderboard.intake.manifest, leaderboard.site.build, leaderboard.site.mkdocs_hooks\n"
+        "print(' '.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    ).stdout.split()
+    heavy = {"torch", "transformers", "faiss", "datamol", "py2opsin", "sklearn"}
+    assert not heavy & set(loaded), heavy & set(loaded)
+    nox_text = (REPO / "noxfile.py").read_text()
+    assert "install(session, *SITE_PACKAGES)" in nox_text
+    for package in ("mkdocs-material", "mlflow", "rdkit", "plotly", "pandas", "docker"):
+        assert f'"{package}"' in nox_text.split("SITE_PACKAGES = (", 1)[1].split(")", 1)[0], package
 
 
 def test_submission_template_and_contributing_guide_exist() -> None:

@@ -10,15 +10,17 @@ The site is built in two steps so that it can always be rebuilt from git alone:
    "How to submit" page) and writes the derived data files (:mod:`leaderboard.site.intervals`) and the
    Markdown pages of :mod:`leaderboard.site.pages`: the overview, one page per registered track and its
    index, the model pages, methodology, how to submit, security model and downloads, with their figures
-   (JSON under ``site/data/plots/``) and molecule drawings (SVG under ``site/data/molecules/``).
+   (JSON under ``site/data/plots/``, committed) and the index of the molecule drawings
+   (``site/data/molecules.json``; the SVGs and plotly.js are added at build time by the MkDocs hook
+   :mod:`leaderboard.site.mkdocs_hooks`, so ``mkdocs build --strict`` on a bare clone is complete).
    :func:`build_site` then runs ``mkdocs build --strict``.
 
 Nothing here names a track: pages iterate over :func:`leaderboard.tracks.track_names` and read the
 declarations; what a track shows beyond them comes from its extension (:mod:`leaderboard.site.extensions`).
 The overall ranking is :func:`leaderboard.ranking.headline.rank_headline`'s (Vote'n'Rank's Copeland rule over
 every track's headline criteria), the same one the pull-request report shows. Figures are drawn in the
-browser by the hand-written ``site/javascripts/plots.js`` with the plotly.js of the pinned plotly package,
-copied to ``site/javascripts/vendor/`` (no CDN); tables are made sortable by ``site/javascripts/tables.js``.
+browser by the hand-written ``site/javascripts/plots.js`` with the plotly.js of the pinned plotly package
+(served by the hook, no CDN); tables are made sortable by ``site/javascripts/tables.js``.
 
 Invariants
 ----------
@@ -36,9 +38,8 @@ Side effects
 - :func:`generate_pages` overwrites the generated pages under ``<site_dir>`` and deletes stale generated
   pages in ``<site_dir>/submissions/`` and ``<site_dir>/tracks/`` (only files that start with the
   generated header; hand-written files are left alone). It writes or deletes the derived files in
-  ``<site_dir>/data/``, rewrites the figure files in ``<site_dir>/data/plots/`` and the drawings in
-  ``<site_dir>/data/molecules/`` (deleting those it did not write), and copies ``plotly.min.js`` to
-  ``<site_dir>/javascripts/vendor/`` (git-ignored build artefacts). With a ``cache_dir`` it reads and
+  ``<site_dir>/data/``, rewrites the figure files in ``<site_dir>/data/plots/`` (deleting those it did
+  not write) and the drawings index ``<site_dir>/data/molecules.json``. With a ``cache_dir`` it reads and
   writes the bootstrap cache there.
 - :func:`build_site` runs ``python -m mkdocs build`` in a subprocess, which replaces the ``public/``
   folder next to ``mkdocs.yml``.
@@ -55,7 +56,6 @@ from pathlib import Path
 from leaderboard.files import write_text
 from leaderboard.site.blocks import Figures
 from leaderboard.site.exports import write_exports
-from leaderboard.site.figures import vendor_plotly_js
 from leaderboard.site.intervals import headline_intervals, write_derived
 from leaderboard.site.molecules import Drawings
 from leaderboard.site.pages.downloads import downloads_page
@@ -143,8 +143,7 @@ def generate_pages(
             if stale not in keep and is_generated(stale):
                 stale.unlink()
     figures.remove_stale()
-    explorer.drawings.remove_stale()
-    vendor_plotly_js(site_dir)
+    explorer.drawings.write_index()
     return pages
 
 

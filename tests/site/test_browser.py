@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from tests._mkdocs import copy_mkdocs_config
+
 pytestmark = pytest.mark.slow
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -76,7 +78,7 @@ def _build(root: Path) -> Path:
     from leaderboard.site.build import build_site, generate_pages, write_exports
     from leaderboard.tools.bench_ranking import synthetic_curves, synthetic_exports, synthetic_item_ranks
 
-    shutil.copy2(REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    copy_mkdocs_config(root)
     # The committed, hand-written assets (scripts, styles, vendored tablesort); pages and data are generated.
     skip = shutil.ignore_patterns("data", "submissions", "*.md", "vendor")
     shutil.copytree(REPO_ROOT / "site", root / "site", ignore=skip)

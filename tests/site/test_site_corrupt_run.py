@@ -15,6 +15,7 @@ from leaderboard.intake.manifest import load_submission
 from leaderboard.site.build import build_site, generate_pages
 from leaderboard.site.exports import write_exports
 from leaderboard.store import KEY_TAG, ResultStore
+from tests._mkdocs import copy_mkdocs_config
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD_ROW = {"augmentation": "kekule", "layer": "last", "distance": "l2", "direction": "original_to_augmented",
@@ -86,7 +87,7 @@ def test_a_corrupt_stored_run_is_listed_as_failed_and_the_site_still_builds(tmp_
     shutil.copytree(
         ROOT / "site", repo / "site", ignore=shutil.ignore_patterns("data", "submissions", "tracks")
     )
-    shutil.copy(ROOT / "mkdocs.yml", repo / "mkdocs.yml")
+    copy_mkdocs_config(repo)
     cards = [
         load_submission(ROOT / "submissions" / "morgan-fingerprint-reference" / "submission.yaml").card()
     ]

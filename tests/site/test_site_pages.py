@@ -16,6 +16,7 @@ from leaderboard.site.format import change
 from leaderboard.site.pages.submission import reproduce_command
 from leaderboard.site.schema import GENERATED_HEADER
 from leaderboard.tracks import result_columns
+from tests._mkdocs import copy_mkdocs_config
 from tests.site import _builders as b
 
 
@@ -279,7 +280,7 @@ def test_committed_site_builds_from_its_data(tmp_path) -> None:
         root / "site",
         ignore=shutil.ignore_patterns("plots", "molecules", "vendor", "amore.md"),
     )
-    shutil.copy(b.REPO_ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    copy_mkdocs_config(root)
     generate_pages(root / "site", repo_root=b.REPO_ROOT)
     public = build_site(root, strict=True)
     ranking = b.text(public / "index.html")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -11,7 +12,7 @@ import pytest
 
 from leaderboard.site.build import build_site, generate_pages, write_exports
 from leaderboard.site.exports import read_results
-from leaderboard.site.molecules import Drawings
+from leaderboard.site.molecules import Drawings, draw_svg, read_index
 from leaderboard.tracks import result_columns
 from tests.site import _builders as b
 
@@ -108,8 +109,13 @@ def test_failure_explorer_lists_and_draws_the_worst_molecules(ranked: dict) -> N
     # zeta finds 36 of 40 molecules: 4 are missed, all of them on every augmentation.
     assert "(4 of 40 molecules are missed at least once)" in section
     svgs = re.findall(r"\]\(\.\./(data/molecules/[0-9a-f]+\.svg)\)", section)
-    assert svgs and all((ranked["site"] / svg).is_file() for svg in svgs)
-    assert (ranked["site"] / svgs[0]).read_text(encoding="utf-8").lstrip().startswith("<?xml")
+    # The pages name the drawings; the committed index holds their strings and the build draws them.
+    index = read_index(ranked["site"])
+    assert svgs and {svg.removeprefix("data/molecules/") for svg in svgs} <= set(index)
+    assert not (ranked["site"] / "data" / "molecules").exists()  # never written to the source tree
+    built = ranked["public"] / svgs[0]
+    assert built.read_text(encoding="utf-8") == draw_svg(index[svgs[0].removeprefix("data/molecules/")])
+    assert built.read_text(encoding="utf-8").lstrip().startswith("<?xml")
     # The strings come from the table (what the model saw), never recomputed: 40 % 5 = 4 -> "CCCCO".
     assert "<code>CCCCO</code>" in section and "<code>OCCCC</code>" in section
     assert "kekule · rank **30**" in section
@@ -127,7 +133,7 @@ def test_failure_explorer_without_strings_shows_ids_and_ranks(ranked: dict, tmp_
     generate_pages(site, repo_root=root)
     page = (site / "submissions" / "zeta.md").read_text(encoding="utf-8")
     assert "ids and ranks only, no drawings" in page and IDS["datamol-default"][WORST] in page
-    assert not list((site / "data" / "molecules").glob("*.svg"))
+    assert read_index(site) == {}
     build_site(root, strict=True)
 
 
@@ -150,20 +156,29 @@ def test_derived_files_are_deleted_without_results(ranked: dict, tmp_path) -> No
     generate_pages(site, repo_root=root)
     for name in ("rank_intervals.json", "rules.csv", "pairwise.csv"):
         assert not (site / "data" / name).exists(), name
-    assert not list((site / "data" / "molecules").glob("*.svg"))
+    assert read_index(site) == {}
     build_site(root, strict=True)
 
 
-def test_drawings_are_deterministic_and_stale_ones_removed(tmp_path) -> None:
-    drawings = Drawings(tmp_path / "site")
+def test_drawings_are_named_by_their_string_and_indexed_for_the_build(tmp_path) -> None:
+    site = tmp_path / "site"
+    (site / "data" / "molecules").mkdir(parents=True)
+    (site / "data" / "molecules" / "legacy.svg").write_text("<svg/>", encoding="utf-8")
+    drawings = Drawings(site)
     first = drawings.path("c1ccccc1O")
-    assert first is not None and first == drawings.path("c1ccccc1O")
-    svg = tmp_path / "site" / first
-    assert (
-        svg.read_bytes() == (tmp_path / "site" / Drawings(tmp_path / "site").path("c1ccccc1O")).read_bytes()
-    )
+    assert first == drawings.path("c1ccccc1O") == Drawings(site).path("c1ccccc1O")
+    digest = hashlib.sha256(b"260x190\0c1ccccc1O").hexdigest()
+    assert first == f"data/molecules/{digest[:24]}.svg"
+    assert drawings.path("OC1=CC=CC=C1") != first  # another way of writing it is another drawing
     assert drawings.path("not a smiles") is None
-    stale = svg.parent / "stale.svg"
-    stale.write_text("<svg/>", encoding="utf-8")
-    drawings.remove_stale()
-    assert svg.is_file() and not stale.exists()
+    drawings.write_index()
+    index = read_index(site)
+    assert index == {first.removeprefix("data/molecules/"): "c1ccccc1O",
+                     drawings.path("OC1=CC=CC=C1").removeprefix("data/molecules/"): "OC1=CC=CC=C1"}
+    assert not (site / "data" / "molecules").exists()  # the folder older versions drew into is gone
+    # Same SVG bytes for the same string (the build draws it again on every machine).
+    assert draw_svg("c1ccccc1O") == draw_svg.__wrapped__("c1ccccc1O")
+    # A hand-edited index that names a drawing after another string is refused, naming the fix.
+    (site / "data" / "molecules.json").write_text(json.dumps({first.split("/")[-1]: "CCO"}))
+    with pytest.raises(ValueError, match="molecules.json.*python -m leaderboard site"):
+        read_index(site)
