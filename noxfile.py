@@ -100,6 +100,15 @@ def site(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard", "site", *session.posargs, env=_env())
 
 
+@nox.session(name="import-results", python=PYTHON)
+def import_results(session: nox.Session) -> None:
+    """Import the committed site/data/ into MLflow (MLFLOW_TRACKING_URI, default .state/): a new machine's
+    store then holds the whole board, and evaluating an unchanged submission reuses its committed result.
+    """
+    install(session, *SITE_PACKAGES)
+    session.run("python", "-m", "leaderboard", "import-results", *session.posargs, env=_env())
+
+
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
     """Serve the site locally with live reload (``mkdocs serve``; default http://127.0.0.1:8000)."""

@@ -1,11 +1,12 @@
-"""Maintainers' command line: ``python -m leaderboard {validate,evaluate,site,retire,new-submission}``.
+"""Maintainers' command line: ``python -m leaderboard {validate,evaluate,site,retire,import-results,…}``.
 
 The nox sessions call it. ``validate --changed-since REF [--format markdown]`` checks what a branch
 changes and renders the pull-request report; ``evaluate --changed-since REF`` evaluates only that and
 writes ``<state-dir>/pr-summary.md``; ``new-submission ID`` scaffolds ``submissions/ID/submission.yaml``.
 ``site`` (and the end of ``evaluate``) merges MLflow's results into the committed ``site/data/`` and prints
 the merge report; it refuses to shrink the board unless ``--allow-shrink``; ``retire --submission ID
-[--track T] [--dataset D]`` is the one way results leave it (:mod:`leaderboard.site.publish`).
+[--track T] [--dataset D]`` is the one way results leave it (:mod:`leaderboard.site.publish`);
+``import-results`` fills a fresh tracking store from that record (:mod:`leaderboard.restore`).
 
 Exit status: 0 on success; 1 when a manifest is invalid (validate), a run failed (evaluate), a site build
 would shrink the board or nothing matches a retirement; 2 on a usage or environment error (a path outside
@@ -233,6 +234,22 @@ def _retire(args: argparse.Namespace) -> int:
     return 0
 
 
+def _import_results(args: argparse.Namespace) -> int:
+    """``import-results``: fill the tracking store from the committed record (:mod:`leaderboard.restore`)."""
+    from leaderboard.execution.evaluate import git_commit
+    from leaderboard.restore import import_results
+
+    try:
+        report = import_results(
+            _store(Path(args.state_dir)), REPO_ROOT / "site", source=f"site/data@{git_commit(REPO_ROOT)}"
+        )
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(report.line())
+    return 0
+
+
 def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
     """Write ``<state>/pr-summary.md`` (scores, rank, rank changes of the changed submissions).
 
@@ -382,6 +399,11 @@ def main(argv: list[str] | None = None) -> int:
     ret.add_argument("--submission", required=True, help="submission id")
     ret.add_argument("--track", help="only this track (default: every track)")
     ret.add_argument("--dataset", help="only this data set (default: every data set)")
+    sub.add_parser(
+        "import-results",
+        help="import the committed site/data/ into the tracking store (MLFLOW_TRACKING_URI or .state/): "
+        "a fresh machine's MLflow then holds the whole board and reuses its results",
+    )
     args = parser.parse_args(argv)
     if args.command == "validate":
         return _validate(args)
@@ -391,6 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         return _new_submission(args)
     if args.command == "retire":
         return _retire(args)
+    if args.command == "import-results":
+        return _import_results(args)
     return _site_command(args)
 
 

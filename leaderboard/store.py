@@ -40,6 +40,10 @@ from leaderboard.tracks import track as track_class
 EXPERIMENT = "chemrobust"
 KEY_TAG = "chemrobust.key"
 REASON_TAG = "chemrobust.failure_reason"
+#: On a run imported from the committed record (:mod:`leaderboard.restore`): where it came from, and the
+#: id of the run that computed it (what the export reports as its ``run_id``).
+IMPORTED_TAG = "chemrobust.imported_from"
+SOURCE_RUN_TAG = "chemrobust.source_run_id"
 
 
 @contextmanager
@@ -171,6 +175,54 @@ class ResultStore:
             self.client.log_text(run_id, log_tail, "log_tail.txt")
         self.client.set_terminated(run_id, "FINISHED")
 
+    def import_run(
+        self,
+        key: str,
+        *,
+        name: str,
+        tags: Mapping[str, str],
+        result: TrackResult,
+        files: Iterable[Path],
+        started_ms: int,
+        ended_ms: int,
+    ) -> str:
+        """Store a result computed elsewhere as a FINISHED run (``python -m leaderboard import-results``).
+
+        The run gets the key, tags, start and end of the run that computed it (``tags`` should name it
+        with :data:`SOURCE_RUN_TAG`, and the source with :data:`IMPORTED_TAG`), the checked ``result``
+        and the per-item ``files``, so :meth:`find_finished` reuses it and :meth:`export` returns what the
+        source exported.
+
+        Returns
+        -------
+        str
+            The new run's id.
+        """
+        from mlflow.entities import Metric
+
+        run = self.client.create_run(
+            self.experiment_id,
+            run_name=name,
+            start_time=started_ms,
+            tags={KEY_TAG: key, **{k: str(v)[:5000] for k, v in tags.items()}},
+        )
+        run_id = run.info.run_id
+        metrics = [
+            Metric(k.mlflow_name(), row.value, started_ms, 0)
+            for k, row in zip(result.keys(), result.rows, strict=True)
+            if math.isfinite(row.value)
+        ]
+        for i in range(0, len(metrics), 1000):
+            self.client.log_batch(run_id, metrics=metrics[i : i + 1000])
+        with tempfile.TemporaryDirectory() as tmp:
+            checked = Path(tmp) / "result.json"
+            checked.write_text(json.dumps(result.to_json(), sort_keys=True, separators=(",", ":")))
+            self.client.log_artifact(run_id, str(checked))
+        for path in files:
+            self.client.log_artifact(run_id, str(path))
+        self.client.set_terminated(run_id, "FINISHED", end_time=ended_ms)
+        return run_id
+
     def fail_interrupted(self, key: str, reason: str) -> int:
         """Mark the RUNNING runs with ``key`` FAILED with ``reason``; return how many there were.
 
@@ -288,7 +340,7 @@ class ResultStore:
                 "dataset": tags.get("dataset", ""),
                 "status": run.info.status,
                 "reason": tags.get(REASON_TAG, ""),
-                "run_id": run.info.run_id,
+                "run_id": tags.get(SOURCE_RUN_TAG) or run.info.run_id,
                 "image_tag": tags.get("image_tag", ""),
                 "image_id": tags.get("image_id", ""),
                 "benchmark_version": tags.get("benchmark_version", ""),

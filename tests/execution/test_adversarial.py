@@ -11,10 +11,14 @@ what was left out. Attacks on ``/out``'s own filesystem need a root orchestrator
 filesystem); without root they are skipped, except in CI, where they fail.
 Canary secrets are put into the host's environment for the whole suite; none may appear anywhere in what
 the evaluation stored or printed. When every case ran and was contained, the attack → outcome table is
-printed and written to ``site/data/security.json`` (the site's "Security model" page).
+printed and written to a temporary folder, and the committed ``site/data/security.json`` (the site's
+"Security model" page) must publish the same table: every attack, with the same title, description,
+expected and observed outcome, contained, and a reason matching the case's pattern. The suite never
+writes into the repository, except on request: run it with ``CHEMROBUST_UPDATE_SECURITY=1`` to
+regenerate ``site/data/security.json`` from this run (as root, so that every attack runs), then commit it.
 
-The state folder is private (own lock, jobs, MLflow) but shares the repository's caches (wheelhouse and
-data) through links, like the end-to-end test shares ``.state/``.
+The state folder is private (own lock, jobs, MLflow) but shares the tests' persistent caches (wheelhouse
+and data, outside the repository: ``tests/execution/_state.py``) through links.
 """
 
 from __future__ import annotations
@@ -39,8 +43,9 @@ from leaderboard.execution.docker_runner import OWNER_LABEL
 from leaderboard.execution.evaluate import Evaluator
 from leaderboard.execution.outfs import mounts_below
 from leaderboard.execution.sandbox import SandboxLimits
-from leaderboard.site.pages.security import CASE_KEYS, format_table, write_security_table
+from leaderboard.site.pages.security import CASE_KEYS, format_table, read_security_table, write_security_table
 from leaderboard.store import REASON_TAG, ResultStore
+from tests.execution._state import shared_state
 
 ROOT = Path(__file__).resolve().parents[2]
 ADVERSARIAL = Path(__file__).resolve().parents[1] / "adversarial"
@@ -137,22 +142,6 @@ CASES = [
          r"embeddings\.npy \(16 MiB\), junk\.bin \(48 MiB\)$", status="FINISHED"),
 ]  # fmt: skip
 RUN_CASES = [c for c in CASES if ROOT_HOST or not c.kernel]
-
-
-def shared_state(state: Path) -> Path:
-    """Make ``state`` a private state folder that shares the repository's wheelhouse and data caches."""
-    from leaderboard.execution.wheelhouse import ensure_wheelhouse
-
-    repo_state = ROOT / ".state"
-    main = ensure_wheelhouse("cpu", repo_state, repo_root=ROOT, log=lambda line: None)
-    (state / "wheelhouse").mkdir(parents=True, exist_ok=True)
-    link = state / "wheelhouse" / main.name
-    if not link.exists():
-        link.symlink_to(main.resolve(), target_is_directory=True)
-    (repo_state / "data").mkdir(parents=True, exist_ok=True)
-    if not (state / "data").exists():
-        (state / "data").symlink_to((repo_state / "data").resolve(), target_is_directory=True)
-    return state
 
 
 def _tree_digest(folder: Path) -> dict[str, str]:
@@ -395,8 +384,11 @@ def test_timeout_kills_in_time_and_no_container_is_left(suite, docker_client):
     assert left == []
 
 
-def test_attack_table_is_written_when_every_case_is_contained(suite, capsys):
-    """Runs last: prints the attack → outcome table and publishes it as site/data/security.json."""
+def test_attack_table_is_contained_and_published_as_committed(suite, capsys, tmp_path):
+    """Runs last: prints the attack → outcome table, writes it (to tmp_path) and checks the committed one.
+
+    ``site/data/security.json`` is read, never written — unless ``CHEMROBUST_UPDATE_SECURITY=1``.
+    """
     for case in CASES:
         require_root(case)  # the table lists every attack, or is not written
     cases = []
@@ -419,5 +411,29 @@ def test_attack_table_is_written_when_every_case_is_contained(suite, capsys):
     timings = ", ".join(f"{k} {v:g} s" for k, v in suite.seconds.items())
     with capsys.disabled():
         print(f"\n\nattack → outcome ({len(cases)} hostile submissions; {timings})\n{format_table(cases)}\n")
-    assert all(c["contained"] for c in cases), "not every attack was contained; security.json not written"
-    write_security_table(cases, ROOT / "site" / "data")
+    assert all(c["contained"] for c in cases), "not every attack was contained"
+
+    # The table as this run would publish it (reasons in their public form) ...
+    written = write_security_table(cases, tmp_path)
+    assert written.parent == tmp_path
+    fresh = read_security_table(tmp_path)
+    data_dir = ROOT / "site" / "data"
+    if os.environ.get("CHEMROBUST_UPDATE_SECURITY") == "1":
+        write_security_table(cases, data_dir)
+    # ... is the one the committed Security page shows: same attacks, titles, outcomes, all contained.
+    # Reasons hold run-specific text (sizes, environment listings): the committed one must match the pattern.
+    committed = read_security_table(data_dir)
+    stable = ("attack", "title", "does", "expected", "outcome", "contained")
+    hint = "site/data/security.json is stale: rerun this suite as root with CHEMROBUST_UPDATE_SECURITY=1"
+    assert [c["attack"] for c in committed] == [c["attack"] for c in fresh], hint
+    for row, published in zip(fresh, committed, strict=True):
+        assert {k: published[k] for k in stable} == {k: row[k] for k in stable}, f"{row['attack']}: {hint}"
+        assert published["contained"] is True
+    by_id = {c.attack: c for c in CASES}
+    for published, row in zip(committed, fresh, strict=True):
+        case = by_id[published["attack"]]
+        assert published["outcome"] == case.status
+        assert re.search(case.reason, row["reason"]), f"{case.attack}: public reason {row['reason']!r}"
+        assert re.search(case.reason, published["reason"]), (
+            f"{case.attack}: committed reason {published['reason']!r} does not match {case.reason!r}; {hint}"
+        )

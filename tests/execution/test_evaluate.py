@@ -1,4 +1,8 @@
-"""The main job in-process: real submissions, real MLflow store, reuse on re-run, failures isolated."""
+"""The main job in-process: real submissions, real MLflow store, reuse on re-run, failures isolated.
+
+The Morgan fingerprint reference is deterministic: its stored metrics are compared with an independent
+recomputation (``tests/execution/_amore_expected.py``: RDKit fingerprints, brute-force ranks, SPEC §4 T1).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from evaluators.schema import Job, ModelConfig, TrackOptions
 from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, evaluation_lock
 from leaderboard.execution.results import ResultError, read_result
 from leaderboard.store import ResultStore
+from tests.execution._amore_expected import assert_matches_reference, headline_acc_at_1
 
 JOB = Job("x", "amore", "datamol-default", "v", TrackOptions(), ModelConfig(adapter="morgan_fingerprint"))
 
@@ -26,7 +31,7 @@ def workspace(tmp_path: Path) -> dict[str, Path]:
     return {"subs": subs, "state": tmp_path / "state"}
 
 
-def _evaluator(ws: dict[str, Path], lines: list[str]) -> Evaluator:
+def _evaluator(ws: dict[str, Path], lines: list[str], limit: int | None = 40) -> Evaluator:
     store = ResultStore(f"sqlite:///{ws['state']}/mlflow.db", artifact_root=ws["state"] / "artifacts")
     ws["state"].mkdir(exist_ok=True)
     return Evaluator(
@@ -34,30 +39,31 @@ def _evaluator(ws: dict[str, Path], lines: list[str]) -> Evaluator:
         ws["state"],
         store,
         runner="in-process",
-        options=TrackOptions(limit=40),
+        options=TrackOptions(limit=limit),
         submissions_dir=ws["subs"],
         log=lines.append,
     )
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_second_run_reuses_everything_and_a_broken_submission_does_not_stop_others(workspace):
+def test_second_run_reuses_everything_and_a_broken_submission_does_not_stop_others(workspace, benchmark_data):
     ws = workspace
     ws["state"].mkdir()
     lines: list[str] = []
-    first = _evaluator(ws, lines).run(None, ["datamol-default"])
+    # The whole default set (500 molecules, seconds): it holds molecules that share a fingerprint (ties).
+    first = _evaluator(ws, lines, limit=None).run(None, ["datamol-default"])
     assert first.computed == 2 and first.reused == 0 and not first.failed, lines
     assert any("IN-PROCESS" in line for line in lines), "the in-process runner must say so loudly"
 
     lines.clear()
-    second = _evaluator(ws, lines).run(None, ["datamol-default"])
+    second = _evaluator(ws, lines, limit=None).run(None, ["datamol-default"])
     assert (second.computed, second.reused) == (0, 2)
     assert all("evaluating" not in line for line in lines), "a re-run with nothing changed did model work"
 
     # Break one submission's code: it fails with a one-line reason, the other is still reused.
     (ws["subs"] / "char-ngram-baseline" / "ngram.py").write_text("raise RuntimeError('boom in submission')\n")
     lines.clear()
-    third = _evaluator(ws, lines).run(None, ["datamol-default"])
+    third = _evaluator(ws, lines, limit=None).run(None, ["datamol-default"])
     assert third.reused == 1 and third.computed == 0 and len(third.failed) == 1
     assert "boom in submission" in third.failed[0]
 
@@ -75,6 +81,11 @@ def test_second_run_reuses_everything_and_a_broken_submission_does_not_stop_othe
         & (results.direction == "original_to_augmented")
     ]
     assert len(head) == 10  # 2 submissions x 5 augmentations
+    # Every number of the reference (Acc@1, Acc@5, MRR, tie and pair counts; each exact distance, direction
+    # and subset) is the one an independent recomputation gives: fingerprints, brute-force ranks, SPEC rules.
+    expected = assert_matches_reference(results, benchmark_data("datamol-default"), limit=None)
+    headline = headline_acc_at_1(expected)
+    assert len(headline) == 5 and min(headline.values()) < 1.0, "the full set must exercise the tie rule"
 
 
 def test_invalid_manifest_is_reported_and_skipped(workspace):

@@ -43,17 +43,15 @@ from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, eva
 from leaderboard.execution.results import ResultError, read_result
 from leaderboard.execution.sandbox import SandboxLimits, out_usage, printable
 from leaderboard.store import KEY_TAG, REASON_TAG, ResultStore
+from tests.execution._state import shared_data, shared_state
 
 ROOT = Path(__file__).resolve().parents[2]
 SUBMISSIONS = ["morgan-fingerprint-reference", "char-ngram-baseline"]
 
 
 def private_state(path: Path) -> Path:
-    """A state folder of its own that shares the repository's data cache (no Docker caches needed)."""
-    path.mkdir(parents=True, exist_ok=True)
-    (ROOT / ".state" / "data").mkdir(parents=True, exist_ok=True)
-    (path / "data").symlink_to((ROOT / ".state" / "data").resolve(), target_is_directory=True)
-    return path
+    """A state folder of its own that shares the tests' data cache (outside the repository; no Docker)."""
+    return shared_data(path)
 
 
 def cli(state: Path, *extra: str) -> list[str]:
@@ -290,8 +288,6 @@ def _evil_wheel(folder: Path) -> None:
 def test_failed_image_builds_are_reported_with_their_log_and_others_still_run(
     docker_client, tmp_path, monkeypatch
 ):
-    from test_adversarial import shared_state
-
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ensure_base_image
 
     subs = tmp_path / "submissions"

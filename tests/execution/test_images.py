@@ -308,9 +308,14 @@ def test_base_image_present_is_used(tmp_path):
 
 def test_base_image_is_pulled_when_possible(tmp_path):
     client = SimpleNamespace(images=_Images(set()))
-    assert ensure_base_image(client, "python:3.11-slim-bookworm", tmp_path, log=lambda _: None) == (
+    lines: list[str] = []
+    assert ensure_base_image(client, "python:3.11-slim-bookworm", tmp_path, log=lines.append) == (
         "python:3.11-slim-bookworm"
     )
+    # Exactly one pull, of the reference asked for, and it is what made the image present.
+    assert client.images.pulled == ["python:3.11-slim-bookworm"]
+    assert "python:3.11-slim-bookworm" in client.images.present
+    assert lines[-1] == "pulled python:3.11-slim-bookworm"
 
 
 def test_base_image_falls_back_to_the_bootstrap_base_loudly(tmp_path):
@@ -323,6 +328,7 @@ def test_base_image_falls_back_to_the_bootstrap_base_loudly(tmp_path):
     )
     text = "\n".join(lines)
     assert "WARNING" in text and "no such host" in text and BOOTSTRAP_BASE_TAG in text
+    assert client.images.pulled == ["python:3.11-slim-bookworm"], "the fallback comes after a real attempt"
 
 
 def test_base_image_bootstrap_failure_is_clear(tmp_path):

@@ -24,6 +24,7 @@ from leaderboard.execution.docker_runner import DockerRunner
 from leaderboard.execution.sandbox import CONTAINER_ENV, SandboxLimits
 from leaderboard.execution.weights import WeightsError, fetch_weights
 from leaderboard.intake.manifest import load_submission
+from tests.execution._state import shared_state
 
 REPO = "chemrobust-test/tiny-model"
 REVISION = hashlib.sha1(b"chemrobust-test revision 1").hexdigest()
@@ -302,8 +303,6 @@ def test_the_container_sees_the_hub_offline_and_the_weights_read_only(tmp_path):
 @pytest.mark.slow
 def test_prefetched_weights_reach_the_sandbox_through_the_real_pipeline(hub, docker_client, tmp_path):
     """A huggingface submission end to end: host prefetch, image build, run with /models mounted read-only."""
-    from test_adversarial import shared_state
-
     from evaluators.tracks import TrackOptions
     from leaderboard.execution.evaluate import Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ensure_base_image
