@@ -7,7 +7,10 @@ a :class:`~leaderboard.intake.manifest.Submission` or raises
 :class:`~leaderboard.intake.manifest.ManifestError` whose every
 :class:`~leaderboard.intake.manifest.Problem` names the file and the field (or says what is wrong with
 the document as a whole), holds only short printable text and prints as one line that starts with the
-file's path and quotes the field — never another exception, and never slowly.
+file's path and quotes the field (``'<field>'``, the problem's own field) — never another exception, and
+never slowly. A fourth generator corrupts one known field of a valid manifest with a value that is invalid
+for it: the error must then name that very field. Examples are drawn afresh on each run; the ``@example``
+cases are fixed regressions.
 """
 
 from __future__ import annotations
@@ -141,6 +144,7 @@ def folder(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("fuzz") / FOLDER_NAME
     path.mkdir()
     (path / "embed.py").write_text("class Embedder:\n    pass\n")
+    (path / "weights").mkdir()
     return path
 
 
@@ -165,7 +169,7 @@ def check(folder: Path, text: str | bytes) -> Submission | None:
             rest = line[len(f"{manifest}: ") :]
             assert "\n" not in line and line.isprintable(), f"not one printable line: {line!r}"
             assert len(line) <= 1500, f"problem too long ({len(line)} characters)"
-            names_field = re.search(r"'[^']+'", rest) is not None and problem.field != ""
+            names_field = problem.field != "" and f"'{problem.field}'" in rest
             whole = WHOLE_DOCUMENT.match(problem.message) and problem.field == "" == problem.value
             assert names_field or whole, f"names no field: {problem!r}"
         return None
@@ -174,8 +178,10 @@ def check(folder: Path, text: str | bytes) -> Submission | None:
         assert elapsed < 5, f"validation took {elapsed:.1f} s"
 
 
+# Not derandomized: each run draws new examples beyond the @example regressions; a failure prints the
+# falsifying example and the blob to replay it (@reproduce_failure).
 FUZZ = settings(
-    max_examples=150, deadline=None, derandomize=True, database=None,
+    max_examples=150, deadline=None, database=None, print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )  # fmt: skip
 
@@ -191,6 +197,236 @@ def test_mutated_manifests_get_named_field_errors(folder, doc):
     sub = check(folder, text)
     if len(text.encode()) > MAX_MANIFEST_BYTES:
         assert sub is None
+
+
+# Valid manifests for the three kinds of model source that have fields of their own.
+VALID_MODELS = {
+    "huggingface": {"source": "huggingface", "id": "org/name", "revision": "0" * 40},
+    "pip": {"source": "pip", "package": "acme-weights", "version": "1.0.0", "path": "weights"},
+    "local": {"source": "local", "path": "weights"},
+}
+# Values that are never valid, whatever their type: YAML gives str, int, float, bool, null, list or mapping.
+not_str = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.lists(st.integers(), max_size=3),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+not_list = st.one_of(
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=10),
+    st.dictionaries(st.text(max_size=5), st.integers(), max_size=2),
+)
+not_mapping = st.one_of(
+    st.booleans(), st.integers(), st.text(max_size=10), st.lists(st.integers(), max_size=3)
+)
+# Not 0, 1 or words such as 'yes', 'off', 'true' that pydantic reads as booleans.
+not_bool = st.one_of(
+    st.none(),
+    st.integers().filter(lambda n: n not in (0, 1)),
+    st.text(alphabet="xzq%", min_size=1, max_size=8),
+    st.lists(st.booleans(), max_size=2),
+)
+word = st.text(alphabet="abcxyz", min_size=1, max_size=12)
+
+
+def _not_in(*allowed: str) -> st.SearchStrategy:
+    return st.one_of(not_str, st.text(max_size=30).filter(lambda s: s not in allowed))
+
+
+def _sized(low: int, high: int) -> st.SearchStrategy:
+    """Strings of ``low`` to ``high`` characters (just outside a length limit)."""
+    return st.integers(min_value=low, max_value=high).map(lambda n: "x" * n)
+
+
+# field -> (model source of the base manifest, strategy of values that make that field invalid)
+BAD_VALUES = {
+    "id": ("none", st.one_of(not_str, st.text(max_size=70).filter(lambda s: s != FOLDER_NAME))),
+    "name": ("none", st.one_of(not_str, st.just(""), _sized(201, 260))),
+    "description": ("none", st.one_of(not_str, _sized(4001, 4100))),
+    "authors": (
+        "none",
+        st.one_of(
+            not_list,
+            st.just([]),
+            st.lists(st.just("a"), min_size=51, max_size=55),
+            st.lists(word, max_size=3).map(lambda items: [*items, ""]),
+            st.lists(word, max_size=3).map(lambda items: [*items, None]),
+        ),
+    ),
+    "contact": ("none", st.one_of(not_str, st.text(max_size=2), _sized(201, 250))),
+    "license": ("none", st.one_of(not_str, st.just(""), _sized(101, 150))),
+    "url": (
+        "none",
+        st.one_of(
+            not_str.filter(lambda v: v is not None),
+            st.text(max_size=30).filter(lambda s: not s.startswith(("http://", "https://"))),
+        ),
+    ),
+    "model": ("none", not_mapping),
+    "model.source": ("none", _not_in("huggingface", "pip", "local", "none")),
+    "model.architecture": ("none", _not_in("encoder", "decoder", "encoder-decoder", "non-neural")),
+    "model.capabilities": (
+        "none",
+        st.one_of(
+            not_list,
+            st.just([]),
+            st.lists(st.just("embed"), min_size=3, max_size=5),
+            st.lists(word, min_size=1, max_size=2),
+        ),
+    ),
+    "model.id": ("huggingface", st.one_of(not_str, st.text(alphabet="ab-._ ", max_size=20))),  # no '/'
+    "model.revision": (
+        "huggingface",
+        st.one_of(not_str, st.text(max_size=45).filter(lambda s: not re.fullmatch("[0-9a-f]{40}", s))),
+    ),
+    "model.allow_pickle": ("huggingface", not_bool),
+    "model.package": ("pip", st.one_of(not_str, word.map(lambda s: "-" + s), word.map(lambda s: s + " x"))),
+    "model.version": ("pip", st.one_of(not_str, word, st.just(""))),  # must start with a digit
+    "model.path": ("local", st.one_of(not_str, st.just(""), word, st.sampled_from(TRAVERSAL))),
+    "adapter": ("none", _not_in("custom", "transformers", "morgan_fingerprint")),
+    "code": ("none", st.one_of(st.none(), not_mapping)),
+    "code.file": (
+        "none",
+        st.one_of(not_str, st.text(max_size=30).filter(lambda s: not s.endswith("embed.py"))),
+    ),
+    "code.object": (
+        "none",
+        st.one_of(not_str, st.just(""), word.map(lambda s: "9" + s), word.map(lambda s: s + "-x")),
+    ),
+    "tokenizer": ("none", st.one_of(st.none(), not_mapping)),
+    "tokenizer.max_length": (
+        "none",
+        st.one_of(
+            st.integers(max_value=7),
+            st.integers(min_value=32769),
+            word,
+            st.none(),
+            st.lists(st.integers(), max_size=2),
+        ),
+    ),
+    "tokenizer.prompt_prefix": ("none", st.one_of(not_str, _sized(1001, 1100))),
+    "pooling": ("none", _not_in("mean", "cls", "last_token", "mean_no_special")),
+    "batch_size": (
+        "none",
+        st.one_of(
+            st.integers(max_value=0),
+            st.integers(min_value=4097),
+            word,
+            st.none(),
+            st.lists(st.integers(), max_size=2),
+        ),
+    ),
+    "options": (
+        "none",
+        st.one_of(
+            st.none(),
+            not_mapping,
+            st.dictionaries(
+                word, st.one_of(st.none(), st.lists(st.integers(), max_size=2)), min_size=1, max_size=3
+            ),
+            st.dictionaries(word, st.integers(), min_size=51, max_size=55),
+        ),
+    ),
+    "trust_remote_code": ("none", st.one_of(st.just(True), not_bool)),  # True: only a maintainer may allow it
+    "requirements": (
+        "none",
+        st.one_of(
+            not_list,
+            st.lists(
+                st.text(alphabet="abc.-= ", max_size=12).filter(lambda s: "==" not in s),
+                min_size=1,
+                max_size=3,
+            ),
+            st.lists(st.just("a==1"), min_size=51, max_size=55),
+        ),
+    ),
+    "training_data": (
+        "none",
+        st.one_of(
+            not_list,
+            st.lists(
+                st.one_of(_sized(501, 550), st.none(), st.lists(st.integers(), max_size=2)),
+                min_size=1,
+                max_size=3,
+            ),
+        ),
+    ),
+    "tracks": (
+        "none",
+        st.one_of(
+            not_list,
+            st.lists(st.text(max_size=12).filter(lambda s: s != "amore"), min_size=1, max_size=3),
+        ),
+    ),
+}
+
+
+@st.composite
+def corrupted_fields(draw) -> tuple[str, object]:
+    """A known field and a value that is invalid for it."""
+    field = draw(st.sampled_from(sorted(BAD_VALUES)))
+    return field, draw(BAD_VALUES[field][1])
+
+
+def base(source: str) -> dict:
+    """A valid manifest whose model has ``source`` (``none``: :data:`VALID` itself)."""
+    doc = copy.deepcopy(VALID)
+    if source != "none":
+        doc["model"] = {**VALID_MODELS[source], "architecture": "encoder", "capabilities": ["embed"]}
+    return doc
+
+
+def corrupt(field: str, value: object) -> dict:
+    """The valid manifest for ``field``'s model source, with ``field`` set to ``value``."""
+    doc = base(BAD_VALUES[field][0])
+    *parents, last = field.split(".")
+    target = doc
+    for part in parents:
+        target = target.setdefault(part, {})
+    target[last] = value
+    return doc
+
+
+@pytest.mark.parametrize("source", ["none", *VALID_MODELS])
+def test_the_valid_bases_are_valid(folder, source):
+    assert check(folder, yaml.safe_dump(base(source))) is not None
+
+
+@settings(FUZZ, max_examples=200)
+@given(case=corrupted_fields())
+@example(case=("id", "../x"))
+@example(case=("id", "index"))
+@example(case=("name", ""))
+@example(case=("authors", []))
+@example(case=("authors", ["a", None]))
+@example(case=("model", "huggingface"))
+@example(case=("model.source", 5))
+@example(case=("model.source", ["pip"]))
+@example(case=("model.revision", "main"))
+@example(case=("model.path", "../../etc"))
+@example(case=("code", None))
+@example(case=("code.file", "a/../../b.py"))
+@example(case=("tokenizer.max_length", 7))
+@example(case=("options", {"k": [1]}))
+@example(case=("trust_remote_code", True))
+@example(case=("requirements", ["torch"]))
+@example(case=("tracks", ["nope"]))
+def test_a_bad_value_of_a_field_is_reported_under_that_field(folder, case):
+    field, value = case
+    text = yaml.safe_dump(corrupt(field, value), allow_unicode=True)
+    assert check(folder, text) is None, f"{field}: {value!r} was accepted"
+    with pytest.raises(ManifestError) as caught:
+        load_submission(folder / "submission.yaml")
+    named = [p for p in caught.value.problems if p.field == field or p.field.startswith(field + ".")]
+    assert named, f"no problem names {field!r} (bad value {value!r}): {caught.value.problems}"
+    for problem in named:
+        assert f"'{problem.field}'" in problem.message, problem
+        assert str(problem).startswith(f"{folder / 'submission.yaml'}: "), problem
 
 
 @FUZZ
