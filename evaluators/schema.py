@@ -142,6 +142,8 @@ class ModelConfig:
         Adapter-specific options from the manifest.
     code : dict or None
         ``{"file": ..., "object": ...}`` for the ``custom`` adapter.
+    chat_template : bool
+        Generative tracks: wrap each prompt as a user message with the tokenizer's chat template.
     """
 
     adapter: str
@@ -155,6 +157,7 @@ class ModelConfig:
     batch_size: int = 64
     options: dict[str, Any] = field(default_factory=dict)
     code: dict[str, str] | None = None
+    chat_template: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for ``job.json`` (``submission_dir`` is the container's business, left out)."""
@@ -172,6 +175,7 @@ class ModelConfig:
         for key, kind in (
             ("adapter", str), ("architecture", str), ("pooling", str), ("max_length", int),
             ("prompt_prefix", str), ("trust_remote_code", bool), ("batch_size", int), ("options", dict),
+            ("chat_template", bool),
         ):  # fmt: skip
             if key in obj:
                 _typed(obj, key, kind, "job.model")

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter
+from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter, as_completions
 from evaluators.chem import canonical_smiles
 from evaluators.datasets import LoadedDataset, load_dataset
 from evaluators.metrics import METRICS, register_metric
@@ -82,7 +82,7 @@ class ToyEchoTrack(Track):
             for view, smiles in zip(VIEWS, (m.smiles, canonical_smiles(m.smiles)), strict=True)
         ]
         progress("generate", 0, len(requests))
-        answers = adapter.generate(requests)
+        answers = [c.text for c in as_completions(requests, adapter.generate(requests))]
         progress("generate", len(requests), len(requests))
         with open(out_dir / "answers.csv", "w", newline="") as handle:
             writer = csv.writer(handle)

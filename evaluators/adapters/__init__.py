@@ -23,10 +23,13 @@ ADAPTERS: Registry[type[Adapter]] = Registry("model adapter", __name__)
 __all__ = [
     "ADAPTERS",
     "Adapter",
+    "Completion",
     "EmbeddingAdapter",
     "Embeddings",
+    "GenerationRequest",
     "GenerativeAdapter",
     "ModelConfig",
+    "as_completions",
     "load_adapter",
 ]
 
@@ -96,13 +99,54 @@ class EmbeddingAdapter(Adapter):
 
 @dataclass(frozen=True, slots=True)
 class GenerationRequest:
-    """One prompt for a generative track, with explicit decoding options (recorded with the result)."""
+    """One prompt for a generative track, with explicit decoding options (part of the result key).
+
+    Attributes
+    ----------
+    id : str
+        The request's id (unique within a run); the completion carries it back.
+    prompt : str
+        The prompt text (for chat models: the user message; the adapter applies the chat template when
+        the manifest asks for it).
+    max_new_tokens : int
+        Generation stops after this many new tokens (``finish_reason`` ``"length"``).
+    temperature : float
+        ``0`` decodes greedily (deterministic); above 0 samples with ``seed``.
+    seed : int
+        Seed of this request's sampling (set per request, so batching never changes a sample).
+    stop : tuple of str
+        Generation stops at the first of these strings, which is cut from the text (``"stop"``).
+    """
 
     id: str
     prompt: str
     max_new_tokens: int = 128
     temperature: float = 0.0
     seed: int = 0
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """What a model answered to one :class:`GenerationRequest` (raw text; the host extracts answers).
+
+    Attributes
+    ----------
+    id : str
+        The request's id.
+    text : str
+        The generated text, without the prompt, cut at the first stop string.
+    finish_reason : str
+        ``"stop"`` (end of sequence or a stop string) or ``"length"`` (``max_new_tokens`` reached).
+    prompt_tokens, completion_tokens : int or None
+        Token counts when the adapter knows them.
+    """
+
+    id: str
+    text: str
+    finish_reason: str = "stop"
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
 
 
 class GenerativeAdapter(Adapter):
@@ -111,8 +155,40 @@ class GenerativeAdapter(Adapter):
     capabilities = frozenset({"generate"})
 
     @abstractmethod
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:
-        """Return one completion per request, in request order."""
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion | str]:
+        """Return one completion per request, in request order.
+
+        A plain string is accepted for a completion (a submission's simple adapter) and read as
+        ``Completion(id, text)``; :func:`as_completions` turns the list into completions and checks it.
+        """
+
+
+def as_completions(
+    requests: Sequence[GenerationRequest], answers: Sequence[Completion | str]
+) -> list[Completion]:
+    """Check an adapter's answers against its requests and return them as :class:`Completion` objects.
+
+    Raises
+    ------
+    ValueError
+        If the number of answers differs from the number of requests, an answer is neither a string nor a
+        :class:`Completion`, or a completion carries another request's id.
+    """
+    if len(answers) != len(requests):
+        raise ValueError(f"the adapter returned {len(answers)} completions for {len(requests)} requests")
+    out = []
+    for request, answer in zip(requests, answers, strict=True):
+        if isinstance(answer, str):
+            answer = Completion(request.id, answer)
+        elif not isinstance(answer, Completion):
+            raise ValueError(
+                f"request {request.id!r}: a completion must be a str or evaluators.adapters.Completion, "
+                f"got {type(answer).__name__}"
+            )
+        elif answer.id != request.id:
+            raise ValueError(f"request {request.id!r}: the completion carries the id {answer.id!r}")
+        out.append(answer)
+    return out
 
 
 def load_adapter(config: ModelConfig) -> Adapter:

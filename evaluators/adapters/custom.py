@@ -15,11 +15,13 @@ from typing import Any, ClassVar
 from evaluators.adapters import (
     ADAPTERS,
     Adapter,
+    Completion,
     EmbeddingAdapter,
     Embeddings,
     GenerationRequest,
     GenerativeAdapter,
     ModelConfig,
+    as_completions,
 )
 
 
@@ -62,11 +64,11 @@ class CustomAdapter(EmbeddingAdapter, GenerativeAdapter):
         self.inner.progress = self.progress
         return self.inner.embed(strings)
 
-    def generate(self, requests: Sequence[GenerationRequest]) -> list[str]:  # noqa: D102
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:  # noqa: D102
         if not isinstance(self.inner, GenerativeAdapter):
             raise TypeError("the submission's adapter has no 'generate' capability")
         self.inner.progress = self.progress
-        return self.inner.generate(requests)
+        return as_completions(requests, self.inner.generate(requests))
 
     def describe(self) -> dict[str, Any]:  # noqa: D102
         return {"class": type(self.inner).__name__, **self.inner.describe()}

@@ -128,6 +128,7 @@ def job_document(
             batch_size=sub.batch_size,
             options=dict(sub.options),
             code=sub.code.model_dump() if sub.code else None,
+            chat_template=sub.tokenizer.chat_template,
         ),
         # A track registered outside evaluators.tracks (a plug-in, or test code) is imported by name.
         plugins=() if module.startswith("evaluators.") else (module,),

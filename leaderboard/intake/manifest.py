@@ -142,10 +142,14 @@ class CodeEntry(_Strict):
 
 
 class TokenizerOptions(_Strict):
-    """Tokenizer options: truncation length and a text prefix added to every input."""
+    """Tokenizer options: truncation length, input prefix, chat template (generative models).
+
+    ``chat_template: true`` wraps every prompt as a user message with the tokenizer's chat template.
+    """
 
     max_length: Annotated[int, Field(ge=8, le=32768)] = 512
     prompt_prefix: Annotated[str, Field(max_length=1000)] = ""
+    chat_template: bool = False
 
 
 class Submission(_Strict):
