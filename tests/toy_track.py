@@ -62,6 +62,10 @@ class ToyEchoTrack(Track):
         Criterion("echo_consistency", where=(("view", "-"),), per=(), label="Echo consistency across views"),
     )
 
+    @classmethod
+    def accepts(cls, dataset) -> bool:  # noqa: D102 - any set of molecules will do
+        return True
+
     def definition(self) -> dict[str, Any]:  # noqa: D102
         return {"views": list(VIEWS), "prompt": "Repeat this molecule: {smiles}"}
 

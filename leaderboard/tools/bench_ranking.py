@@ -194,7 +194,10 @@ def synthetic_exports(
         rows += [(sub, *base, "-", "-", "-", "all", m, float(v)) for m, v in counts.items()]
     from leaderboard.tracks import result_columns
 
-    results = pd.DataFrame(rows, columns=result_columns())
+    amore = ["submission", "track", "dataset", "augmentation", "layer", "distance", "direction", "subset",
+             "metric", "value"]  # fmt: skip
+    # Other tracks' dimensions are '-' on AMORE rows.
+    results = pd.DataFrame(rows, columns=amore).reindex(columns=result_columns(), fill_value="-")
     subs = sorted(map(str, ranks["submission"].unique()))
     runs = pd.DataFrame(
         [

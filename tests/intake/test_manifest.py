@@ -444,7 +444,7 @@ def test_capabilities_are_read_from_the_track_and_adapter_registries():
     assert track_capabilities() == {name: TRACKS.get(name).capability for name in TRACKS.names()}
     assert track_capabilities()["amore"] == "embed"
     assert set(adapter_capabilities()) == set(ADAPTERS.names())
-    assert adapter_capabilities()["transformers"] == {"embed"}
+    assert adapter_capabilities()["transformers"] == {"embed", "generate"}  # decoders generate
     assert adapter_capabilities()["morgan_fingerprint"] == {"embed"}
     assert adapter_capabilities()["custom"] == {"embed", "generate"}  # whatever the submission's class offers
 

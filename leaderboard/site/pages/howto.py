@@ -64,6 +64,7 @@ FIELD_HELP: Mapping[str, str] = {
     "tokenizer": "Tokenizer options.",
     "tokenizer.max_length": "Truncation length in tokens (truncations are counted and reported).",
     "tokenizer.prompt_prefix": "Text put before every input string.",
+    "tokenizer.chat_template": "Generative models: wrap each prompt in the tokenizer's chat template.",
     "pooling": "`mean` (over the attention mask), `cls`, `last_token` or `mean_no_special`.",
     "batch_size": "Strings per forward pass.",
     "options": "Adapter options: a flat mapping of names to strings, numbers or booleans.",

@@ -1,0 +1,106 @@
+"""T3 metrics against independent computations (paper appendix A.1, SPEC §4 T3).
+
+The chance baselines are defined as expectations over two independent draws from the pooled predictions;
+here they are computed by brute force over every ordered pair of draws (with replacement), which is that
+expectation exactly, and compared with the closed forms (Σ p(y)², 2·Var(ŷ)) the module uses.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaluators import consistency as cm
+
+
+@given(st.integers(1, 12).flatmap(lambda n: st.tuples(
+    st.lists(st.sampled_from(["A", "B", "C", None]), min_size=n, max_size=n),
+    st.lists(st.sampled_from(["A", "B", "C", None]), min_size=n, max_size=n),
+)))  # fmt: skip
+@settings(max_examples=200, deadline=None)
+def test_chance_consistency_is_the_agreement_of_two_independent_draws(sides) -> None:
+    a, b = sides
+    pooled = [*a, *b]
+    # Every ordered pair of draws with replacement; a missing answer agrees with nothing, itself included.
+    brute = sum(x is not None and x == y for x, y in itertools.product(pooled, repeat=2)) / len(pooled) ** 2
+    assert cm.chance_consistency(a, b) == pytest.approx(brute, abs=1e-12)
+    assert cm.adjusted_consistency(a, b) == pytest.approx(cm.consistency(a, b) - brute, abs=1e-12)
+
+
+def test_binary_chance_is_p0_squared_plus_p1_squared() -> None:
+    # Paper eq. 8 on a worked example: 6 yes and 2 no among 8 predictions.
+    a, b = [True, True, True, False], [True, True, True, False]
+    assert cm.chance_consistency(a, b) == pytest.approx((6 / 8) ** 2 + (2 / 8) ** 2)
+    assert cm.consistency(a, b) == 1.0
+    assert cm.adjusted_consistency(a, b) == pytest.approx(1 - 0.625)
+
+
+def test_a_constant_model_is_perfectly_consistent_and_adjusted_to_zero() -> None:
+    a = b = ["yes"] * 50
+    assert cm.consistency(a, b) == 1.0 and cm.chance_consistency(a, b) == 1.0
+    assert cm.adjusted_consistency(a, b) == 0.0
+
+
+def test_missing_answers_never_agree_and_never_count_as_chance() -> None:
+    a, b = [None, None, "X"], [None, None, "X"]
+    assert cm.consistency(a, b) == pytest.approx(1 / 3)
+    assert cm.chance_consistency(a, b) == pytest.approx((2 / 6) ** 2)
+    assert cm.accuracy([None, "X"], [None, "X"]) == 0.5  # a missing truth is never matched either
+
+
+def test_false_consistency_counts_only_items_both_sides_get_wrong() -> None:
+    truth = ["t1", "t2", "t3", "t4", "t5"]
+    a = ["t1", "w", "w", "x", None]
+    b = ["t1", "w", "t3", "y", None]
+    # Both wrong: items 2 (agree), 4 (disagree), 5 (both missing: never agree). Items 1 and 3 are excluded.
+    assert cm.false_consistency(a, b, truth) == pytest.approx(1 / 3)
+    assert math.isnan(cm.false_consistency(["t1"], ["t1"], ["t1"]))
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.floats(-20, 20, allow_nan=False)), min_size=1, max_size=10),
+    st.lists(st.one_of(st.none(), st.floats(-20, 20, allow_nan=False)), min_size=1, max_size=10),
+)
+@settings(max_examples=200, deadline=None)
+def test_numeric_chance_is_the_expected_squared_gap_of_two_draws(a, b) -> None:
+    n = min(len(a), len(b))
+    a, b = a[:n], b[:n]
+    pooled = [v for v in (*a, *b) if v is not None]
+    chance = cm.numeric_chance_mse(a, b)
+    if len(pooled) < 2:
+        assert math.isnan(chance)
+        return
+    brute = sum((x - y) ** 2 for x, y in itertools.product(pooled, repeat=2)) / len(pooled) ** 2
+    assert chance == pytest.approx(brute, rel=1e-9, abs=1e-9)
+    both = [(x, y) for x, y in zip(a, b, strict=True) if x is not None and y is not None]
+    if both:
+        mse = sum((x - y) ** 2 for x, y in both) / len(both)
+        assert cm.numeric_consistency_mse(a, b) == pytest.approx(mse, rel=1e-9, abs=1e-12)
+        assert cm.numeric_adjusted_consistency(a, b) == pytest.approx(brute - mse, rel=1e-9, abs=1e-9)
+
+
+def test_numeric_forms_on_independent_random_predictions_are_near_zero_adjusted() -> None:
+    rng = random.Random(7)
+    a = [rng.gauss(0, 2) for _ in range(4000)]
+    b = [rng.gauss(0, 2) for _ in range(4000)]
+    # Independent predictions from one distribution: the MSE between them is the chance MSE (2σ² = 8).
+    assert cm.numeric_chance_mse(a, b) == pytest.approx(8.0, rel=0.05)
+    assert abs(cm.numeric_adjusted_consistency(a, b)) < 0.5
+    assert cm.numeric_error_mse([1.0, None, 3.0], [0.0, 5.0, 1.0]) == pytest.approx((1 + 4) / 2)
+
+
+def test_raw_agreement_compares_strings_not_molecules() -> None:
+    assert cm.raw_agreement(["CCO", " OCC ", ""], ["CCO", "OCC", ""]) == pytest.approx(2 / 3)
+    assert cm.consistency(["CCO"], ["OCC"]) == 0.0  # raw strings differ: only normalisation makes them equal
+
+
+def test_sides_of_different_length_are_refused() -> None:
+    with pytest.raises(ValueError, match="same items: 2 answers vs 1"):
+        cm.consistency(["A", "B"], ["A"])
+    assert math.isnan(cm.consistency([], [])) and np.isnan(cm.missing_share([]))

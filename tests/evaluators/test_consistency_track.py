@@ -1,0 +1,167 @@
+"""The consistency track (T3): what it asks inside the box, and how the host scores what comes back.
+
+The host half is exercised on small real molecules with OPSIN and RDKit: an oracle that answers every
+question with the ground truth must score perfectly, constant answers must sit exactly at chance, and a
+hostile ``completions.jsonl`` must never crash the scoring or reach outside ``/out``.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from rdkit import Chem
+from rdkit.Chem import rdMolDescriptors
+
+import evaluators.datasets as datasets
+from evaluators.schema import TrackOptions, TrackResult
+from evaluators.tracks.consistency import COMPLETIONS, ConsistencyTrack, read_completions
+from evaluators.tracks.consistency_tasks import TASKS, truth
+
+RECORDS = [
+    {"id": "1", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},
+    {"id": "2", "smiles": "CC(=O)O", "iupac": "acetic acid", "value": "-6.7"},
+    {"id": "3", "smiles": "c1ccccc1", "iupac": "benzene", "value": "-0.9"},
+    {"id": "4", "smiles": "CC(=O)Oc1ccccc1C(=O)O", "iupac": "2-acetyloxybenzoic acid", "value": "-9.9"},
+    {"id": "5", "smiles": "C" * 40, "iupac": "tetracontane", "value": "-4.0"},  # MW > 500, logP > 5
+]
+TRACK = ConsistencyTrack(TrackOptions())
+
+
+def _result() -> TrackResult:
+    return TrackResult("oracle", "consistency", 1, "toy", "0" * 8, "0" * 8, 0, rows=(), counts={"n_items": 5})
+
+
+def _score(tmp_path: Path, monkeypatch, answer) -> tuple[dict, Path]:
+    """Write one completion per question (``answer(question) -> str``), score, return rows by key."""
+    monkeypatch.setattr(
+        datasets, "load_records", lambda name, data_dir, limit=None: [dict(r) for r in RECORDS]
+    )
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    with (out / COMPLETIONS).open("w", encoding="utf-8") as handle:
+        for q in TRACK.questions(RECORDS):
+            handle.write(
+                json.dumps({"id": q.request.id, "completion": answer(q), "finish_reason": "stop"}) + "\n"
+            )
+    scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
+    rows = {(dict(r.dims)["task"], dict(r.dims)["pair"], dict(r.dims)["representation"], r.metric): r.value
+            for r in scored.rows}  # fmt: skip
+    return rows, out
+
+
+def _oracle(q) -> str:
+    record = next(r for r in RECORDS if r["id"] == q.item)
+    mol = Chem.MolFromSmiles(record["smiles"])
+    if q.task.name == "translation":
+        return record["iupac"] if q.representation != "iupac" else Chem.MolToSmiles(mol)
+    if q.task.name == "formula":
+        return f"The formula is {rdMolDescriptors.CalcMolFormula(mol)}"
+    if q.task.name == "lipinski":
+        return "Yes." if truth(q.task, record) else "No."
+    return f"{record['value']} kcal/mol"
+
+
+def test_questions_differ_only_in_how_the_molecule_is_written() -> None:
+    questions = TRACK.questions(RECORDS)
+    tasks = {q.task.name for q in questions}
+    assert tasks == {
+        "translation",
+        "formula",
+        "lipinski",
+        "hydration_free_energy",
+    }  # no reactants: no reaction
+    assert len(questions) == 4 * 3 * len(RECORDS)
+    by = {(q.task.name, q.representation, q.item): q for q in questions}
+    for task in tasks:
+        for item in ("1", "4"):
+            smiles, iupac = by[(task, "smiles", item)], by[(task, "iupac", item)]
+            assert smiles.request.prompt.replace(f"with the SMILES {smiles.shown}", "X") == (
+                iupac.request.prompt.replace(f"named {iupac.shown}", "X")
+            )
+            assert smiles.request.max_new_tokens == iupac.request.max_new_tokens
+    # The randomized SMILES is another string of the same molecule, the same one on every run.
+    for item in ("1", "2", "4", "5"):
+        randomized = by[("formula", "randomized", item)].shown
+        assert Chem.MolToSmiles(Chem.MolFromSmiles(randomized)) == by[("formula", "smiles", item)].shown
+    assert [q.shown for q in questions] == [
+        q.shown for q in ConsistencyTrack(TrackOptions()).questions(RECORDS)
+    ]
+    assert by[("formula", "randomized", "4")].shown != by[("formula", "smiles", "4")].shown
+
+
+def test_an_oracle_is_right_and_consistent_everywhere(tmp_path, monkeypatch) -> None:
+    rows, out = _score(tmp_path, monkeypatch, _oracle)
+    for task in ("translation", "formula", "lipinski"):
+        for rep in ("smiles", "iupac", "randomized"):
+            assert rows[(task, "-", rep, "accuracy")] == 1.0, (task, rep)
+            assert rows[(task, "-", rep, "missing_share")] == 0.0
+        for pair in ("smiles-iupac", "smiles-randomized"):
+            assert rows[(task, pair, "-", "consistency")] == 1.0
+            # Nothing is wrong on both sides: false consistency is undefined, so it is not reported.
+            assert (task, pair, "-", "false_consistency") not in rows
+    # Lipinski: 4 of 5 pass, so two random answers agree with probability (4/5)² + (1/5)².
+    assert rows[("lipinski", "smiles-iupac", "-", "chance_consistency")] == pytest.approx(0.68)
+    assert rows[("lipinski", "smiles-iupac", "-", "adjusted_consistency")] == pytest.approx(0.32)
+    assert rows[("hydration_free_energy", "-", "iupac", "mse_error")] == 0.0
+    assert rows[("hydration_free_energy", "smiles-iupac", "-", "mse_consistency")] == 0.0
+    # The raw strings of a name and of a SMILES answer differ: the paper's string match says 0.
+    assert rows[("translation", "smiles-iupac", "-", "raw_agreement")] == 0.0
+    with gzip.open(out / "answers.csv.gz", "rt", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 60 and {r["correct"] for r in table if r["task"] != "hydration_free_energy"} == {"1"}
+
+
+def test_constant_answers_are_consistent_but_at_chance(tmp_path, monkeypatch) -> None:
+    rows, _ = _score(tmp_path, monkeypatch, lambda q: "yes" if q.task.name == "lipinski" else "0")
+    assert rows[("lipinski", "smiles-iupac", "-", "consistency")] == 1.0
+    assert rows[("lipinski", "smiles-iupac", "-", "adjusted_consistency")] == 0.0
+    assert rows[("hydration_free_energy", "smiles-iupac", "-", "mse_adjusted")] == 0.0
+    # "0" is no formula and no molecule: unusable everywhere, and never consistent with itself.
+    assert rows[("formula", "-", "smiles", "missing_share")] == 1.0
+    assert rows[("formula", "smiles-iupac", "-", "consistency")] == 0.0
+
+
+def test_a_hostile_completions_file_is_read_as_data(tmp_path, monkeypatch) -> None:
+    questions = TRACK.questions(RECORDS)
+    ids = [q.request.id for q in questions]
+    path = tmp_path / COMPLETIONS
+    lines = [
+        "{not json",
+        json.dumps({"id": ids[0], "completion": "first"}),
+        json.dumps({"id": ids[0], "completion": "second"}),  # a repeated id: the first one counts
+        json.dumps({"id": "translation|smiles|999", "completion": "x"}),  # not asked
+        json.dumps({"id": ids[1], "completion": 42}),
+        json.dumps([1, 2, 3]),
+        "[" * 100_000,  # deep nesting, and far longer than any real line
+        json.dumps({"id": ids[2], "completion": "y" * 50_000}),
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    texts, malformed = read_completions(path, set(ids))
+    assert texts[ids[0]] == "first" and len(texts[ids[2]]) == 4000 and ids[1] not in texts
+    assert malformed == 5  # the repeated id is not malformed, only ignored
+
+
+def test_the_answer_table_never_writes_through_a_link(tmp_path, monkeypatch) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "host-file.txt"
+    victim.write_text("precious", encoding="utf-8")
+    (out / "answers.csv.gz").symlink_to(victim)  # left by a hostile run
+    _score(tmp_path, monkeypatch, _oracle)
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert not (out / "answers.csv.gz").is_symlink()
+
+
+def test_tasks_declare_their_truth() -> None:
+    record = RECORDS[3]
+    truths = {t.name: truth(t, record) for t in TASKS if t.name != "reaction"}
+    assert truths == {
+        "translation": "CC(=O)Oc1ccccc1C(=O)O",
+        "formula": "C9H8O4",
+        "lipinski": True,
+        "hydration_free_energy": -9.9,
+    }

@@ -1,0 +1,260 @@
+"""Generation through the ``transformers`` adapter (tiny random GPT-2 and T5 built here) and ``custom``.
+
+Tokenizers are character level, so a token count is a character count and a cut can be checked exactly.
+"""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import pytest
+import torch
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, processors
+from transformers import (
+    GPT2Config,
+    GPT2LMHeadModel,
+    PreTrainedTokenizerFast,
+    T5Config,
+    T5ForConditionalGeneration,
+)
+
+from evaluators.adapters import Completion, GenerationRequest, ModelConfig, load_adapter
+
+SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
+CHARS = list(string.ascii_letters + string.digits + string.punctuation + " ")
+VOCAB = len(SPECIALS) + len(CHARS)
+TEMPLATE = (
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
+)
+PROMPTS = [
+    "C",
+    "CC(=O)Oc1ccccc1C(=O)O is aspirin; name the functional groups of this molecule please",
+    "CCO",
+    "c1ccccc1 and what else? Write a SMILES",
+    "N#N",
+]
+
+
+def _tokenizer(path: Path, *, eos_after: bool, template: str | None = None) -> None:
+    tok = Tokenizer(models.WordLevel({t: i for i, t in enumerate(SPECIALS + CHARS)}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    tok.decoder = decoders.Fuse()  # characters back together, no spaces between tokens
+    if eos_after:  # T5 style: the encoder input ends with EOS
+        tok.post_processor = processors.TemplateProcessing(single="$A [EOS]", special_tokens=[("[EOS]", 3)])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", bos_token="[BOS]", eos_token="[EOS]"
+    )
+    if template is not None:
+        fast.chat_template = template
+    fast.save_pretrained(path)
+
+
+@pytest.fixture(scope="module")
+def gpt2_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("gen_gpt2")
+    torch.manual_seed(0)
+    # A wide initialisation spreads the logits, so greedy choices are far from ties.
+    cfg = GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=2, n_positions=256, bos_token_id=2,
+                     eos_token_id=3, pad_token_id=0, initializer_range=0.2)
+    GPT2LMHeadModel(cfg).save_pretrained(path)
+    _tokenizer(path, eos_after=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def t5_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("gen_t5")
+    torch.manual_seed(0)
+    cfg = T5Config(vocab_size=VOCAB, d_model=32, d_kv=8, d_ff=64, num_layers=2, num_decoder_layers=2,
+                   num_heads=4, decoder_start_token_id=0, pad_token_id=0, eos_token_id=3,
+                   initializer_factor=4.0)
+    T5ForConditionalGeneration(cfg).save_pretrained(path)
+    _tokenizer(path, eos_after=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def chat_dir(tmp_path_factory, gpt2_dir) -> Path:
+    path = tmp_path_factory.mktemp("gen_chat")
+    GPT2LMHeadModel.from_pretrained(gpt2_dir).save_pretrained(path)
+    _tokenizer(path, eos_after=False, template=TEMPLATE)
+    return path
+
+
+ARCH = {"gpt2_dir": "decoder", "t5_dir": "encoder-decoder"}
+
+
+def _adapter(path: Path, architecture: str = "decoder", **kw):
+    return load_adapter(ModelConfig(adapter="transformers", path=path, architecture=architecture, **kw))
+
+
+def _requests(prompts, **kw) -> list[GenerationRequest]:
+    return [GenerationRequest(id=f"r{i}", prompt=p, **kw) for i, p in enumerate(prompts)]
+
+
+def _count_calls(adapter) -> list[torch.Tensor]:
+    """Record the ``input_ids`` of every ``generate`` call the adapter makes."""
+    calls, inner = [], adapter.generator.generate
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["input_ids"].cpu())
+        return inner(*args, **kwargs)
+
+    adapter.generator.generate = spy
+    return calls
+
+
+@pytest.mark.parametrize("model", ["gpt2_dir", "t5_dir"])
+def test_batched_greedy_equals_one_at_a_time_for_very_different_prompt_lengths(model, request):
+    path = request.getfixturevalue(model)
+    batched = _adapter(path, ARCH[model], batch_size=8)
+    calls = _count_calls(batched)
+    together = batched.generate(_requests(PROMPTS, max_new_tokens=12))
+    assert len(calls) == 1 and calls[0].shape[0] == len(PROMPTS)  # really one padded batch
+    alone = _adapter(path, ARCH[model], batch_size=1)
+    single = [alone.generate([r])[0] for r in _requests(PROMPTS, max_new_tokens=12)]
+    assert [c.text for c in together] == [c.text for c in single]
+    assert [c.completion_tokens for c in together] == [c.completion_tokens for c in single]
+    assert len({c.text for c in together}) > 1  # the prompt matters, so padding leaking in would show
+    # Counts exclude padding: character-level tokens, plus the EOS the T5 tokenizer appends.
+    assert [c.prompt_tokens for c in together] == [len(p) + (model == "t5_dir") for p in PROMPTS]
+
+
+def test_order_and_ids_follow_the_requests_across_mixed_decoding_settings(gpt2_dir):
+    adapter = _adapter(gpt2_dir, batch_size=2)
+    requests = [
+        GenerationRequest(id=f"q{i}", prompt=p, max_new_tokens=4 + i % 3, temperature=0.0 if i % 2 else 1.5,
+                          seed=i)
+        for i, p in enumerate(PROMPTS * 2)
+    ]
+    out = adapter.generate(requests)
+    assert [c.id for c in out] == [r.id for r in requests]
+    assert all(isinstance(c, Completion) for c in out)
+    for request, completion in zip(requests, out, strict=True):
+        assert _adapter(gpt2_dir, batch_size=1).generate([request])[0] == completion
+
+
+@pytest.mark.parametrize("model", ["gpt2_dir", "t5_dir"])
+def test_max_new_tokens_is_respected_and_reported_as_length(model, request):
+    adapter = _adapter(request.getfixturevalue(model), ARCH[model])
+    for n in (1, 7):
+        out = adapter.generate(_requests(PROMPTS, max_new_tokens=n))
+        assert all(c.completion_tokens <= n and len(c.text) <= n for c in out)
+        assert any(c.finish_reason == "length" for c in out)
+        for c in out:  # "length" exactly when all n tokens were text, none of them an end of sequence
+            assert (c.finish_reason == "length") == (c.completion_tokens == n and len(c.text) == n)
+
+
+@pytest.mark.parametrize("model", ["gpt2_dir", "t5_dir"])
+def test_stop_strings_cut_the_text_and_finish_with_stop(model, request):
+    adapter = _adapter(request.getfixturevalue(model), ARCH[model])
+    free = adapter.generate(_requests(PROMPTS, max_new_tokens=20))
+    longest = max(range(len(PROMPTS)), key=lambda i: len(free[i].text))
+    assert len(free[longest].text) >= 10
+    stop = free[longest].text[6:8]  # a string this model produces for that prompt
+    out = adapter.generate(_requests(PROMPTS, max_new_tokens=20, stop=("never-produced", stop, "")))
+    assert stop in free[longest].text and stop not in out[longest].text
+    for before, after in zip(free, out, strict=True):
+        cut = before.text.find(stop)
+        assert after.text == (before.text if cut < 0 else before.text[:cut])
+        if cut >= 0:
+            assert after.finish_reason == "stop"
+            assert after.completion_tokens == cut + len(stop)  # up to the token that completed the stop
+
+
+def test_a_stop_string_straddling_the_end_of_the_prompt_does_not_stop(gpt2_dir):
+    adapter = _adapter(gpt2_dir)
+    free = adapter.generate(_requests(PROMPTS, max_new_tokens=8))
+    checked = 0
+    for prompt, before in zip(PROMPTS, free, strict=True):
+        stop = prompt[-1] + before.text[:1]  # last prompt character + first generated one
+        if len(before.text) < 2 or stop in before.text:
+            continue
+        after = adapter.generate([GenerationRequest("x", prompt, max_new_tokens=8, stop=(stop,))])[0]
+        assert (after.text, after.finish_reason) == (before.text, before.finish_reason)
+        checked += 1
+    assert checked
+
+
+def test_sampling_depends_on_the_seed_only_not_on_the_batch(gpt2_dir):
+    def sampled(seed):
+        return _requests(PROMPTS, max_new_tokens=16, temperature=3.0, seed=seed)
+
+    first = _adapter(gpt2_dir, batch_size=8).generate(sampled(1))
+    # Other requests around them, another order and batch size: each sample is unchanged.
+    mixed = sampled(1)[::-1] + _requests(PROMPTS, max_new_tokens=16) + sampled(2)
+    again = {c.id: c.text for c in _adapter(gpt2_dir, batch_size=3).generate(mixed[: len(PROMPTS)])}
+    assert [again[c.id] for c in first] == [c.text for c in first]
+    other = _adapter(gpt2_dir, batch_size=8).generate(sampled(2))
+    assert any(a.text != b.text for a, b in zip(first, other, strict=True))
+    greedy = _adapter(gpt2_dir).generate(_requests(PROMPTS, max_new_tokens=16))
+    assert any(a.text != b.text for a, b in zip(first, greedy, strict=True))  # temperature is honoured
+
+
+def test_chat_template_wraps_the_prompt_and_the_rendered_text_reaches_the_model(chat_dir):
+    adapter = _adapter(chat_dir, chat_template=True, prompt_prefix="Q: ")
+    calls = _count_calls(adapter)
+    out = adapter.generate(_requests(["CCO"], max_new_tokens=3))[0]
+    rendered = "<|user|>Q: CCO<|assistant|>"
+    assert out.prompt_tokens == len(rendered)
+    assert adapter.tokenizer.decode(calls[0][0]) == rendered
+    plain = _adapter(chat_dir).generate(_requests(["CCO"], max_new_tokens=3))[0]
+    assert plain.prompt_tokens == len("CCO")
+
+
+def test_chat_template_missing_from_the_tokenizer_is_a_clear_error(gpt2_dir):
+    with pytest.raises(ValueError, match=r"tokenizer\.chat_template"):
+        _adapter(gpt2_dir, chat_template=True).generate(_requests(["CCO"]))
+
+
+@pytest.mark.parametrize("model", ["gpt2_dir", "t5_dir"])
+def test_long_prompts_are_truncated_and_counted(model, request):
+    adapter = _adapter(request.getfixturevalue(model), ARCH[model], max_length=8)
+    calls = _count_calls(adapter)
+    out = adapter.generate(_requests(["CCO", "ABCDEFGHIJKLMNOP"], max_new_tokens=2))
+    assert [c.prompt_tokens for c in out] == [3 + (model == "t5_dir"), 8]
+    assert adapter.describe()["truncated_prompts"] == 1
+    seen = adapter.tokenizer.decode(calls[0][-1], skip_special_tokens=True)
+    # Decoders keep the end of the prompt (the question); encoder-decoders the beginning, EOS kept.
+    assert seen == ("IJKLMNOP" if model == "gpt2_dir" else "ABCDEFG")
+
+
+def test_capabilities_progress_and_description(gpt2_dir, t5_dir):
+    decoder = _adapter(gpt2_dir)
+    assert decoder.capabilities == {"embed", "generate"}
+    assert _adapter(t5_dir, "encoder-decoder").capabilities == {"embed", "generate"}
+    seen = []
+    decoder.progress = lambda stage, done, total: seen.append((stage, done, total))
+    sampled = _requests(PROMPTS, max_new_tokens=2, temperature=1.0)
+    decoder.generate(_requests(PROMPTS, max_new_tokens=2) + sampled)
+    assert seen[-1] == ("generate", 10, 10)
+    assert [d for _, d, _ in seen] == sorted(d for _, d, _ in seen)
+    facts = decoder.describe()
+    assert facts["architecture"] == "decoder" and facts["parameters"] > 0
+    assert facts["generation_defaults"]["eos_token_id"] == 3
+    assert decoder.embed(["CCO", "N#N"]).layers["last"].shape == (2, 32)  # decoders still embed
+
+
+def test_an_encoder_cannot_generate(gpt2_dir):
+    encoder = _adapter(gpt2_dir, "encoder")
+    assert encoder.capabilities == {"embed"}
+    with pytest.raises(TypeError, match="generate"):
+        encoder.generate(_requests(["CCO"]))
+
+
+def test_custom_generative_class_returning_strings_gets_completions(tmp_path):
+    (tmp_path / "gen.py").write_text(
+        "from evaluators.adapters import GenerativeAdapter\n\n"
+        "class Echo(GenerativeAdapter):\n"
+        "    def generate(self, requests):\n"
+        "        return [r.prompt[::-1] for r in requests]\n"
+    )
+    config = ModelConfig(adapter="custom", submission_dir=tmp_path, code={"file": "gen.py", "object": "Echo"})
+    adapter = load_adapter(config)
+    assert adapter.capabilities == {"generate"}
+    out = adapter.generate(_requests(["CCO", "N#N"]))
+    assert out == [Completion("r0", "OCC"), Completion("r1", "N#N")]
+    with pytest.raises(TypeError, match="embed"):
+        adapter.embed(["CCO"])
