@@ -127,6 +127,16 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard.tools.bench", *session.posargs, env=_env())
 
 
+@nox.session(name="bench-generation", python=PYTHON)
+def bench_generation(session: nox.Session) -> None:
+    """T3 speed: a whole consistency run vs a bare ``model.generate`` loop on the same batches; OPSIN names/s.
+
+    ``-- --model DIR`` measures a real decoder checkpoint (default: a small random GPT-2 built on the spot).
+    """
+    install(session)
+    session.run("python", "-m", "leaderboard.tools.bench_generation", *session.posargs, env=_env())
+
+
 @nox.session(name="train-reference", python=PYTHON)
 def train_reference(session: nox.Session) -> None:
     """Rebuild the reference SMILES language models from scratch: ``nox -s train-reference [-- ID ...]``.

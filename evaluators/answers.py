@@ -9,7 +9,7 @@ kind       rule                                                                v
 =========  ==================================================================  ===========================
 smiles     the span if RDKit parses it, else its longest token that parses     RDKit canonical SMILES
 name       the span, parsed by OPSIN (:mod:`evaluators.opsin`, in batches)     RDKit canonical SMILES
-formula    element symbols and counts (``C6H12O6``, ``C₆H₁₂O₆``, ``C6 H12 O6``)  Hill-order formula string
+formula    each element once with its count (``C6H12O6``, ``C₆H₁₂O₆``)      Hill-order formula string
 label      the first word: yes/true/1/y → ``True``, no/false/0/n → ``False``    bool
 number     the first number (``−1.5``, ``-3e-2``, ``4,2`` is not a number)     float
 =========  ==================================================================  ===========================
@@ -145,7 +145,10 @@ def normalise_formula(text: str) -> str | None:
         return None
     table = Chem.GetPeriodicTable()
     counts: Counter[str] = Counter()
-    for symbol, number in _FORMULA_TOKEN.findall(span):
+    tokens = _FORMULA_TOKEN.findall(span)
+    if len({symbol for symbol, _ in tokens}) != len(tokens):
+        return None  # a molecular formula names each element once ("CCO" is a SMILES, not a formula)
+    for symbol, number in tokens:
         try:
             if table.GetAtomicNumber(symbol) <= 0:
                 return None

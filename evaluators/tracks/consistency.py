@@ -44,7 +44,15 @@ from evaluators.datasets import LoadedDataset
 from evaluators.metrics import register_metric
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS, Progress, Track, no_progress
-from evaluators.tracks.consistency_tasks import PAIRS, REPRESENTATIONS, TASKS, Task, applicable, truth
+from evaluators.tracks.consistency_tasks import (
+    PAIRS,
+    REPRESENTATIONS,
+    TASKS,
+    Task,
+    applicable,
+    input_structures,
+    truth,
+)
 
 COMPLETIONS = "completions.jsonl"
 ANSWERS = "answers.csv.gz"
@@ -105,7 +113,8 @@ class ConsistencyTrack(Track):
     """Same question, different notation: do a generative model's answers agree, and are they right."""
 
     name = "consistency"
-    version = 1
+    #: 2: formulas name each element once; a reaction answer that repeats an input is no prediction.
+    version = 2
     capability = "generate"
     main_metric = "adjusted_consistency"
     description = (
@@ -211,7 +220,7 @@ class ConsistencyTrack(Track):
         started = time.perf_counter()
         finish: dict[str, int] = {}
         tokens = [0, 0]
-        progress("generate", 0, len(questions))
+        progress("questions", 0, len(questions))  # the adapter reports "generate" within a chunk
         with (out_dir / COMPLETIONS).open("w", encoding="utf-8") as handle:
             for start in range(0, len(questions), CHUNK):
                 requests = [q.request for q in questions[start : start + CHUNK]]
@@ -227,7 +236,7 @@ class ConsistencyTrack(Track):
                         "completion_tokens": c.completion_tokens,
                     }
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-                progress("generate", min(start + CHUNK, len(questions)), len(questions))
+                progress("questions", min(start + CHUNK, len(questions)), len(questions))
         seconds = time.perf_counter() - started
         log(f"consistency: {len(questions)} completions in {seconds:.1f} s")
         return {
@@ -254,6 +263,11 @@ class ConsistencyTrack(Track):
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         by_record = {str(r["id"]): r for r in records}
         answers = _normalised(questions, texts)
+        for q in questions:
+            if not q.task.echo_is_no_answer:
+                continue
+            if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
+                answers[q.request.id] = None  # the question repeated back: no prediction
         truths = {(q.task.name, q.item): truth(q.task, by_record[q.item]) for q in questions}
         rows = _rows(questions, texts, answers, truths)
         _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)

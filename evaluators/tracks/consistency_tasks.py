@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PAIRS", "REPRESENTATIONS", "TASKS", "Task", "applicable", "truth"]
+__all__ = ["PAIRS", "REPRESENTATIONS", "TASKS", "Task", "applicable", "input_structures", "truth"]
 
 REPRESENTATIONS = ("smiles", "iupac", "randomized")
 #: Pairs of representations whose answers are compared, as ``a-b``.
@@ -58,6 +58,9 @@ class Task:
         The molecule slot holds reactants (``.``-separated components), not one molecule.
     numeric : bool
         Answers are numbers (MSE metrics) rather than categories (agreement metrics).
+    echo_is_no_answer : bool
+        An answer that repeats an input molecule (the whole input or one of its components) is not a
+        prediction and counts as unusable: otherwise copying the question would be perfectly consistent.
     """
 
     name: str
@@ -68,6 +71,7 @@ class Task:
     max_new_tokens: int
     reactions: bool = False
     numeric: bool = False
+    echo_is_no_answer: bool = False
 
     def prompt(self, representation: str, text: str) -> str:
         """Return the question about ``text``, which is written in ``representation``."""
@@ -83,6 +87,7 @@ class Task:
             "answer": dict(self.answer),
             "needs": list(self.needs),
             "max_new_tokens": self.max_new_tokens,
+            "echo_is_no_answer": self.echo_is_no_answer,
         }
 
 
@@ -133,6 +138,7 @@ TASKS: tuple[Task, ...] = (
         needs=("reactants_smiles", "reactants_iupac", "product_smiles"),
         max_new_tokens=128,
         reactions=True,
+        echo_is_no_answer=True,
     ),
 )
 
@@ -178,3 +184,12 @@ def truth(task: Task, record: dict[str, str]) -> Any:
         )
         return sum(violations) <= 1
     raise KeyError(f"no ground truth for task {task.name!r}")
+
+
+def input_structures(task: Task, record: dict[str, str]) -> set[str]:
+    """Canonical SMILES of the input molecules of ``record``: all of them together and each component."""
+    from evaluators.chem import canonical_smiles
+
+    source = record["reactants_smiles" if task.reactions else "smiles"]
+    found = {canonical_smiles(source), *(canonical_smiles(part) for part in source.split("."))}
+    return {s for s in found if s}

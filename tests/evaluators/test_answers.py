@@ -73,6 +73,7 @@ def test_every_way_of_writing_a_molecule_normalises_to_one_answer(smiles: str, s
         ("C2H3O2-", "C2H3O2"),
         ("CH4.", "CH4"),
         ("ethanol", None),
+        ("CCO", None),  # a SMILES (or a condensed formula) names carbon twice: not a molecular formula
         ("C2Xx", None),  # not an element
         ("", None),
     ],

@@ -165,3 +165,26 @@ def test_tasks_declare_their_truth() -> None:
         "lipinski": True,
         "hydration_free_energy": -9.9,
     }
+
+
+def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, monkeypatch) -> None:
+    reactions = [
+        {"id": "r1", "smiles": "CC(=O)OCC", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac":
+         "acetic acid.ethanol", "product_smiles": "CC(=O)OCC", "product_iupac": "ethyl acetate"},
+        {"id": "r2", "smiles": "CCOC(C)=O", "reactants_smiles": "CCO.CC(=O)Cl", "reactants_iupac":
+         "ethanol.acetyl chloride", "product_smiles": "CCOC(C)=O", "product_iupac": "ethyl acetate"},
+    ]  # fmt: skip
+    monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
+    out = tmp_path / "out"
+    out.mkdir()
+    questions = TRACK.questions(reactions)
+    assert {q.task.name for q in questions} == {"reaction"}
+    echo = {q.request.id: q.shown if q.item == "r1" else q.shown.split(".")[0] for q in questions}
+    lines = [json.dumps({"id": i, "completion": text}) for i, text in echo.items()]
+    (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = {(dict(r.dims)["pair"], dict(r.dims)["representation"], r.metric): r.value
+            for r in TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows}  # fmt: skip
+    # Copying the reactants (all of them, or one) back is invariant under any SMILES rewriting; it must
+    # not count as a consistent prediction.
+    assert rows[("-", "smiles", "missing_share")] == 1.0
+    assert rows[("smiles-randomized", "-", "consistency")] == 0.0

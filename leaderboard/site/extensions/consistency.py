@@ -1,0 +1,312 @@
+"""The consistency track's (T3) site extension: task tables, accuracy vs consistency, answers side by side.
+
+Registered as ``EXTENSIONS["consistency"]``. Per data set, the track page gets one table per task (every
+pair of representations: consistency, chance, adjusted, false consistency, raw string agreement and the
+accuracy of each side; numeric tasks: the MSE forms) and the paper's "orthogonal" view, accuracy against
+adjusted consistency, one point per model and task. A model's page gets the items whose SMILES and IUPAC
+answers disagree, both answers side by side (escaped: completions are a submission's text) with the
+structures drawn where the answer is one.
+
+References
+----------
+.. [1] Yan, B. et al. (2025). "Inconsistency of LLMs in molecular representations". Digital Discovery.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from evaluators import consistency as cm
+from leaderboard.markdown import code, esc, table
+from leaderboard.site.blocks import Figures
+from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.figures import display_name, legend, scatter_trace, submission_colours
+from leaderboard.site.pages.explorer import Explorer
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import track
+
+TRACK = "consistency"
+ANSWERS = "answers"
+#: Items listed per task in a model's explorer, and how many of them get drawings.
+SHOWN, DRAWN = 8, 3
+_STRUCTURE_TASKS = ("translation", "reaction")
+
+
+def _label(dimension: str, value: str) -> str:
+    return track(TRACK).dimension(dimension).label(value)
+
+
+def _num(value: Any) -> str:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    return "—" if not math.isfinite(number) else f"{number:.3f}"
+
+
+def _values(rows: pd.DataFrame) -> dict[tuple[str, str, str, str, str], float]:
+    """``(submission, task, pair, representation, metric) → value`` of a track's rows."""
+    keys = zip(rows["submission"], rows["task"], rows["pair"], rows["representation"], rows["metric"],
+               strict=True)  # fmt: skip
+    return {tuple(map(str, k)): float(v) for k, v in zip(keys, rows["value"], strict=True)}
+
+
+def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
+    """One table per task and the accuracy-vs-consistency figure of one data set."""
+    rows = data.track_results(TRACK)
+    rows = rows.loc[rows["dataset"] == dataset]
+    if rows.empty:
+        return []
+    values = _values(rows)
+    subs = data.order({str(s) for s in rows["submission"].unique()})
+    tasks = [t for t in track(TRACK).dimension("task").values if t in set(rows["task"])]
+    out = ["### Consistency by task", ""]
+    for task in tasks:
+        out += [f"#### {esc(_label('task', task))}", ""]
+        numeric = any(m.startswith("mse_") for (_, t, _, _, m) in values if t == task)
+        header = ["Model", "Representations"]
+        header += (
+            ["MSE between", "chance MSE", "adjusted (↑)", "MSE vs truth (a)", "MSE vs truth (b)"]
+            if numeric
+            else ["consistency", "chance", "adjusted (↑)", "false consistency", "raw agreement",
+                  "accuracy (a)", "accuracy (b)"]
+        )  # fmt: skip
+        body = []
+        for sub in subs:
+            for pair in track(TRACK).dimension("pair").values:
+                a, b = pair.split("-")
+                pair_metrics = (
+                    ("mse_consistency", "mse_chance", "mse_adjusted")
+                    if numeric
+                    else ("consistency", "chance_consistency", "adjusted_consistency", "false_consistency",
+                          "raw_agreement")
+                )  # fmt: skip
+                if values.get((sub, task, pair, "-", pair_metrics[0])) is None:
+                    continue
+                side = "mse_error" if numeric else "accuracy"
+                cells = [esc(data.name(sub)), esc(_label("pair", pair))]
+                cells += [_num(values.get((sub, task, pair, "-", m))) for m in pair_metrics]
+                cells += [_num(values.get((sub, task, "-", rep, side))) for rep in (a, b)]
+                body.append(cells)
+        out += [table(header, body), ""]
+    out += ["(a) and (b) are the two representations of the pair, in the order named. Adjusted consistency "
+            "subtracts the agreement two random answers would have; false consistency is the agreement "
+            "among the items both representations get wrong.", ""]  # fmt: skip
+    fig = _scatter(values, subs, data)
+    out += ["### Accuracy against consistency", ""]
+    out += figures.block(
+        fig,
+        TRACK,
+        dataset,
+        "accuracy-consistency",
+        caption="One point per model and task: mean accuracy of the SMILES and IUPAC questions (x) against "
+        "the adjusted consistency of their answers (y). The paper finds the two orthogonal: being right "
+        "more often does not make a model agree with itself.",
+    )
+    return out
+
+
+def _scatter(values: dict, subs: list[str], data: SiteData) -> dict[str, Any] | None:
+    colours = submission_colours(subs)
+    names = {s: data.name(s) for s in subs}
+    traces = []
+    for sub in subs:
+        xs, ys, texts = [], [], []
+        for (s, task, pair, _, metric), value in values.items():
+            if s != sub or pair != "smiles-iupac" or metric != "adjusted_consistency":
+                continue
+            accs = [values.get((sub, task, "-", rep, "accuracy")) for rep in ("smiles", "iupac")]
+            if any(a is None for a in accs):
+                continue
+            xs.append(round(sum(accs) / 2, 4))
+            ys.append(round(value, 4))
+            texts.append(_label("task", task))
+        if xs:
+            traces.append(
+                scatter_trace(
+                    x=xs,
+                    y=ys,
+                    text=texts,
+                    mode="markers",
+                    name=display_name(names, sub),
+                    marker={"color": colours[sub], "size": 10},
+                    hovertemplate="%{text}<br>accuracy %{x:.3f}<br>adjusted %{y:.3f}",
+                )
+            )
+    if not traces:
+        return None
+    layout = {
+        "xaxis": {"title": {"text": "accuracy (mean of SMILES and IUPAC questions)"}, "range": [-0.02, 1.02]},
+        "yaxis": {"title": {"text": "adjusted consistency (SMILES ↔ IUPAC)"}, "range": [-0.52, 1.02]},
+        "legend": legend(-0.25),
+        "margin": {"t": 20},
+        "height": 460,
+    }
+    return {"data": traces, "layout": layout}
+
+
+def submission_sections(
+    data: SiteData, sub_id: str, dataset: str, figures: Figures, explorer: Explorer
+) -> list[str]:
+    """List the items whose SMILES and IUPAC answers disagree, side by side, per task."""
+    del figures
+    answers = data.tables.get(ANSWERS)
+    if answers is None or answers.empty:
+        return []
+    mine = answers.loc[
+        (answers["submission"].astype(str) == sub_id)
+        & (answers["track"].astype(str) == TRACK)
+        & (answers["dataset"].astype(str) == dataset)
+    ]
+    if mine.empty:
+        return []
+    out = ["#### Answers side by side", ""]
+    out += ["Items whose answers to the SMILES and the IUPAC question differ (first "
+            f"{SHOWN} per task by item id). Answers are shown as the model wrote them (first 300 "
+            "characters) and as normalised for scoring; ✓ marks a correct answer.", ""]  # fmt: skip
+    for task, rows in mine.groupby("task", sort=False):
+        by_rep = {str(r): g.set_index("id") for r, g in rows.groupby("representation")}
+        if "smiles" not in by_rep or "iupac" not in by_rep:
+            continue
+        left, right = by_rep["smiles"], by_rep["iupac"]
+        common = left.index.intersection(right.index)
+        differ = [
+            i for i in common if left.at[i, "answer"] != right.at[i, "answer"] or not left.at[i, "answer"]
+        ]
+        if not differ:
+            out += [f"**{esc(_label('task', str(task)))}**: every item answered the same way.", ""]
+            continue
+        shown = sorted(differ, key=lambda i: (len(str(i)), str(i)))[:SHOWN]
+        out += [f"**{esc(_label('task', str(task)))}** — {len(differ)} of {len(common)} items differ.", ""]
+        body = []
+        for item in shown:
+            body.append([
+                code(item), code(left.at[item, "input"]), code(right.at[item, "input"]),
+                _answer(left.loc[item]), _answer(right.loc[item]),
+            ])  # fmt: skip
+        out += [table(["Item", "SMILES asked", "name asked", "answer to SMILES", "answer to name"], body), ""]
+        if str(task) in _STRUCTURE_TASKS:
+            out += _drawings(explorer, [(i, left.loc[i], right.loc[i]) for i in shown[:DRAWN]])
+    return out
+
+
+def _answer(row: pd.Series) -> str:
+    mark = " ✓" if str(row["correct"]) == "1" else ""
+    raw = str(row["completion"])
+    normal = str(row["answer"])
+    if not raw.strip():
+        return "*(no answer)*"
+    return f"{code(raw)} → {code(normal) if normal else '*unusable*'}{mark}"
+
+
+def _drawings(explorer: Explorer, items: list[tuple[str, pd.Series, pd.Series]]) -> list[str]:
+    cards = []
+    for item, left, right in items:
+        for side, row in (("from SMILES", left), ("from name", right)):
+            path = explorer.drawings.path(str(row["answer"])) if str(row["answer"]) else None
+            if path is None:
+                continue
+            image = f"![{esc(item)} {side}](../{path}){{ loading=lazy }}"
+            cards.append(f"-   {image}\n\n    **{esc(item)}** · {side}")
+    if not cards:
+        return []
+    grid = '<div class="grid cards chemrobust-molecules" markdown>'
+    return [grid, "", "\n\n".join(cards), "", "</div>", ""]
+
+
+def item_values(data: SiteData) -> pd.DataFrame | None:
+    """Per-item terms of the headline criteria, from the ``answers`` table, for the rank bootstrap.
+
+    Adjusted consistency is ``mean_i [a_i = b_i] − chance``: item ``i`` contributes ``[a_i = b_i] − chance``
+    with the chance of the whole sample (a resample keeps the chance term fixed, so the bootstrap spreads
+    the agreement, the part that varies by item). Numeric answers: ``chance MSE − (a_i − b_i)²`` over the
+    items both representations answered. The means over all items are exactly the reported values.
+    """
+    answers = data.tables.get(ANSWERS)
+    if answers is None or answers.empty:
+        return None
+    rows = []
+    mine = answers.loc[answers["track"].astype(str) == TRACK]
+    pairs = track(TRACK).dimension("pair").values
+    for (sub, dataset, task), group in mine.groupby(["submission", "dataset", "task"], sort=True):
+        by_rep = {str(r): g.set_index("id")["answer"].astype(str) for r, g in group.groupby("representation")}
+        numeric = str(task) == "hydration_free_energy"
+        for pair in pairs:
+            a_rep, b_rep = pair.split("-")
+            if a_rep not in by_rep or b_rep not in by_rep:
+                continue
+            ids = by_rep[a_rep].index.intersection(by_rep[b_rep].index)
+            a = [by_rep[a_rep][i] or None for i in ids]
+            b = [by_rep[b_rep][i] or None for i in ids]
+            if numeric:
+                values, ids = _numeric_terms(a, b, list(ids))
+                metric = "mse_adjusted"
+            else:
+                chance = cm.chance_consistency(a, b)
+                values = [float(x is not None and x == y) - chance for x, y in zip(a, b, strict=True)]
+                metric = "adjusted_consistency"
+            criterion = f"{TRACK}/{dataset}/{task}/{pair}/{metric}"
+            rows += [(str(sub), criterion, str(dataset), str(i), v) for i, v in zip(ids, values, strict=True)]
+    if not rows:
+        return None
+    return pd.DataFrame(rows, columns=["submission", "criterion", "dataset", "item", "value"])
+
+
+def _numeric_terms(a: list, b: list, ids: list[str]) -> tuple[list[float], list[str]]:
+    def number(value):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return None
+
+    x, y = [number(v) for v in a], [number(v) for v in b]
+    chance = cm.numeric_chance_mse(x, y)
+    both = [(i, p, q) for i, p, q in zip(ids, x, y, strict=True) if p is not None and q is not None]
+    if not both or not math.isfinite(chance):
+        return [], []
+    return [chance - (p - q) ** 2 for _, p, q in both], [i for i, _, _ in both]
+
+
+def methodology() -> list[str]:
+    """T3's questions, representations and the formulas of its metrics."""
+    return [
+        "The consistency track [1] asks a generative model the same question about a molecule written "
+        "three ways — canonical SMILES, the IUPAC name, and a randomized SMILES (seeded per item) — with "
+        "otherwise identical wording, and compares the answers. The model only writes text: the container "
+        "returns raw completions, and the host extracts each answer by fixed rules (first line, labels and "
+        "quotes stripped; no judge model), normalises it (SMILES → RDKit canonical SMILES; names → OPSIN → "
+        "canonical SMILES; formulas → element counts in Hill order; yes/no; numbers) and scores it. An "
+        "answer that does not normalise is *unusable*; two unusable answers never agree.",
+        "",
+        table(
+            ["Metric", "Formula", "Meaning"],
+            [
+                ["consistency", "`(1/N) · Σ_i [a_i = b_i ≠ none]`", "Share of items answered the same way."],
+                ["chance", "`Σ_y p(y)²` over all 2N answers", "Agreement of two random answers."],
+                ["adjusted consistency (headline)", "consistency − chance", "Agreement beyond chance."],
+                ["false consistency", "consistency over items both sides get wrong",
+                 "Agreeing on a wrong answer."],
+                ["raw agreement", "`[raw_a = raw_b]`", "The paper's string match, before normalising."],
+                ["accuracy", "`(1/N) · Σ_i [a_i = truth_i]`", "Per representation; unusable = wrong."],
+                ["numeric (ΔG_hyd)", "MSE(a, b); chance 2·Var(ŷ); adjusted = chance − MSE",
+                 "Paper eq. 10–12."],
+            ],
+        ),  # fmt: skip
+        "",
+        "References: [1] Yan et al., *Inconsistency of LLMs in molecular representations*, Digital "
+        "Discovery 2025.",
+        "",
+    ]
+
+
+EXTENSIONS.register(TRACK)(
+    Extension(
+        track_sections=track_sections,
+        submission_sections=submission_sections,
+        item_values=item_values,
+        methodology=methodology,
+    )
+)
