@@ -137,6 +137,13 @@ def bench_generation(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard.tools.bench_generation", *session.posargs, env=_env())
 
 
+@nox.session(name="bench-endpoint", python=PYTHON)
+def bench_endpoint(session: nox.Session) -> None:
+    """API submissions: throughput at concurrency 8 vs 1 on a local server; a cached rerun sends nothing."""
+    install(session)
+    session.run("python", "-m", "leaderboard.tools.bench_endpoint", *session.posargs, env=_env())
+
+
 @nox.session(name="train-reference", python=PYTHON)
 def train_reference(session: nox.Session) -> None:
     """Rebuild the reference SMILES language models from scratch: ``nox -s train-reference [-- ID ...]``.

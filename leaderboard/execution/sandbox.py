@@ -183,8 +183,9 @@ class RunOutcome(BaseModel):
         says how many).
     wall_s : float
         Wall-clock seconds from start to end.
-    runner : {"docker", "in-process"}
-        Which runner ran it; ``in-process`` means no sandbox.
+    runner : {"docker", "in-process", "endpoint"}
+        Which runner ran it; ``in-process`` means no sandbox; ``endpoint`` means no submission code at all
+        (the host called an API, :mod:`leaderboard.execution.endpoint_runner`).
     gpu : bool
         Whether a GPU was requested.
     hardware : dict of str to str
@@ -198,7 +199,7 @@ class RunOutcome(BaseModel):
     reason: str
     log_tail: str
     wall_s: float
-    runner: Literal["docker", "in-process"]
+    runner: Literal["docker", "in-process", "endpoint"]
     gpu: bool
     hardware: dict[str, str]
 
@@ -207,10 +208,13 @@ class RunOutcome(BaseModel):
 class Runner(Protocol):
     """How the orchestrator runs one job; implemented by ``DockerRunner`` and ``InProcessRunner``.
 
+    ``EndpointRunner`` (:mod:`leaderboard.execution.endpoint_runner`) implements it too, for API
+    submissions: it runs the track on the host and calls the API, no submission code.
+
     Attributes
     ----------
     name : str
-        ``"docker"`` or ``"in-process"`` (also ``RunOutcome.runner``).
+        ``"docker"``, ``"in-process"`` or ``"endpoint"`` (also ``RunOutcome.runner``).
     """
 
     name: str

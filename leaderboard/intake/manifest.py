@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from leaderboard.intake.endpoints import ENDPOINT_FIXES, EndpointModel, endpoint_rules
 from leaderboard.intake.problems import STAGES, ManifestError, Problem, safe_text, shown
 from leaderboard.reserved import RESERVED_IDS, is_reserved
 from leaderboard.text import clip, printable
@@ -131,7 +132,9 @@ class NoWeights(_ModelBase):
     source: Literal["none"]
 
 
-ModelSource = Annotated[HuggingFaceModel | PipModel | LocalModel | NoWeights, Field(discriminator="source")]
+ModelSource = Annotated[
+    HuggingFaceModel | PipModel | LocalModel | NoWeights | EndpointModel, Field(discriminator="source")
+]
 
 
 class CodeEntry(_Strict):
@@ -213,6 +216,19 @@ class Submission(_Strict):
     @model_validator(mode="after")
     def _consistent(self) -> Submission:
         # Raises the first inconsistency only: each rule assumes the ones before it hold.
+        if isinstance(self.model, EndpointModel):  # its own rules (leaderboard.intake.endpoints)
+            needs = track_capabilities()
+            broken = endpoint_rules(
+                self.model,
+                submission_id=self.id,
+                fields_set=set(self.model_fields_set),
+                trust_remote_code=self.trust_remote_code,
+                chat_template=self.tokenizer.chat_template,
+                track_needs={t: needs[t] for t in self.tracks or []},
+            )
+            if broken is not None:
+                raise _inconsistent(*broken)
+            return self
         declared = set(self.model.capabilities)
         offered = adapter_capabilities()[self.adapter]
         if not declared <= offered:
@@ -286,7 +302,9 @@ _FIXES: dict[str, str] = {
     "capabilities": "List what the model can do: 'embed' (embedding tracks) and/or 'generate'.",
     "requirements": "Pin each extra requirement exactly, as 'package==1.2.3'.",
     "version": "Pin the package to an exact release, e.g. '0.1.0'.",
-    "source": "Use one of: huggingface (id, revision), pip (package, version, path), local (path), none.",
+    "source": "Use one of: huggingface (id, revision), pip (package, version, path), local (path), none, "
+    "endpoint (url, model, max_requests).",
+    **ENDPOINT_FIXES,
     "pooling": "Use one of: mean, cls, last_token, mean_no_special.",
     "adapter": "Use 'transformers' for Hugging Face models, 'custom' with a 'code' entry for your own class.",
     "contact": "Give an e-mail address or a URL where maintainers can reach you.",
@@ -348,7 +366,7 @@ def _parse_yaml(path: Path, text: str) -> Any:
 def _loc(loc: Iterable[Any]) -> str:
     # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
     # from the document: a line break or tab in one shows as '?', like any other control character.
-    parts = [safe_text(p, 60) for p in loc if p not in {"huggingface", "pip", "local", "none"}]
+    parts = [safe_text(p, 60) for p in loc if p not in {"huggingface", "pip", "local", "none", "endpoint"}]
     return ".".join(parts) or "(top level)"
 
 

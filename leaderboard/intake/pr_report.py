@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from leaderboard.intake.endpoints import EndpointModel
 from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
 from leaderboard.intake.report import CHECKS, ManifestCheck
 from leaderboard.markdown import NO_VALUE, cell, code, no_mentions
@@ -80,6 +81,18 @@ def _maintainer_plan(sub: Submission, datasets: Sequence[str]) -> list[str]:
         )
     elif isinstance(model, LocalModel):
         weights = f"the folder {code(model.path)} of the submission" + mounted
+    elif isinstance(model, EndpointModel):
+        tracks = ", ".join(code(t) for t in sub.selected_tracks())
+        key = f"the key from {code(model.api_key_env)}" if model.api_key_env else "no key"
+        return [
+            f"- API: {code(model.model)} at {code(model.url)} ({model.api}), {key}; at most "
+            f"{model.max_requests} requests per run, {model.max_concurrency} at once.",
+            "- No image and no submission code: the host asks the questions of track(s) "
+            + tracks
+            + " × data set(s) "
+            + ", ".join(code(d) for d in datasets)
+            + ", caching every answer (a rerun sends nothing).",
+        ]
     else:
         weights = "none."
     if sub.adapter == "custom" and sub.code is not None:

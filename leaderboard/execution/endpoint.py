@@ -1,0 +1,451 @@
+"""An OpenAI-compatible API as a generative adapter, called from the host with a cache and a budget.
+
+:class:`EndpointAdapter` is a :class:`~evaluators.adapters.GenerativeAdapter` for ``model.source:
+endpoint`` submissions (:mod:`leaderboard.intake.endpoints`): each
+:class:`~evaluators.adapters.GenerationRequest` becomes one ``POST <url>/chat/completions`` (``api: chat``,
+the prompt as one user message) or ``POST <url>/completions`` (``api: completions``) with ``max_tokens``,
+``temperature``, ``seed`` and ``stop`` mapped to the API's fields. It uses the standard library's
+``http.client`` only: no proxy from the environment, no redirects (a redirect could carry the key elsewhere).
+
+Policies
+--------
+- **Concurrency**: at most ``max_concurrency`` requests in flight (a thread pool); results keep request order.
+- **Retries**: 408, 429, 5xx, connection errors and timeouts are retried up to ``retries`` times with
+  exponential backoff and a deterministic jitter (a hash of the request and the attempt, so reruns wait
+  alike); a ``Retry-After`` header is a floor for the wait. A malformed or truncated body is retried once.
+- **Failures**: a request that still fails, or that the API refuses as bad (400, 413, 422 …), becomes an
+  empty completion with ``finish_reason "error"`` (an unusable answer, scored as missing) and is listed in
+  :attr:`EndpointStats.failures`; it is not cached, so a rerun asks again. 401/403 (the key), 404 (URL or
+  model) and redirects stop the run at once (:class:`EndpointError`), and so do
+  :data:`CIRCUIT_BREAK` failed requests in a row (a dead endpoint). The runner fails a run with more than
+  :data:`MAX_FAILED_SHARE` failed requests.
+- **Budget**: every HTTP request sent counts against ``max_requests``, retries included; tokens are the
+  API's ``usage`` (an estimate when it gives none). Before each request its worst case (estimated prompt
+  tokens + ``max_tokens``) is reserved, so the token budget is never passed by more than the prompt
+  estimate's error. Exhausted, no new request is sent, the ones in flight finish (and are cached), and
+  :class:`BudgetExhausted` stops the run. Answers from the cache never count.
+- **Cache**: :class:`ResponseCache`, one JSON file per answer under ``<state>/endpoint-cache/`` written
+  atomically as it arrives, keyed by the sha256 of (URL, model, API kind, prompt, decoding settings): a
+  rerun sends nothing, a killed run resumes with the missing answers only.
+- **Dry run**: :meth:`EndpointAdapter.plan` says what a run would send (request count, cache hits,
+  estimated tokens, example payloads) and sends nothing.
+
+Invariants
+----------
+- The key travels only in the ``Authorization`` header. It is never in the cache, a payload shown by a dry
+  run, an exception, a log line or a completion: :func:`scrub_secret` removes it from every text that leaves
+  this module (a server that echoes it back included).
+
+Side effects: network requests to ``url``; files under the cache folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import ssl
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from email.utils import parsedate_to_datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from evaluators.adapters import Completion, GenerationRequest, GenerativeAdapter, ModelConfig
+from leaderboard.execution.endpoint_cache import (
+    Budget,
+    BudgetExhausted,
+    DryRun,
+    EndpointError,
+    EndpointTimeout,
+    ResponseCache,
+    estimate_tokens,
+    scrub_secret,
+)
+from leaderboard.intake.endpoints import EndpointModel
+
+__all__ = [
+    "BudgetExhausted", "Budget", "DryRun", "EndpointAdapter", "EndpointError", "EndpointStats",
+    "EndpointTimeout", "ResponseCache", "scrub_secret",
+]  # fmt: skip
+
+API_PATHS = {"chat": "/chat/completions", "completions": "/completions"}
+#: A response body larger than this is refused (no completion is that long).
+MAX_RESPONSE_BYTES = 8 * 1024**2
+#: Retries of a malformed or truncated body: it was sent in full, so a second failure is the server's.
+MALFORMED_RETRIES = 1
+#: Failed requests in a row (after their retries) that stop the run: the endpoint is down.
+CIRCUIT_BREAK = 8
+#: Share of a run's requests that may fail before the run fails.
+MAX_FAILED_SHARE = 0.05
+#: Tokens a chat API adds around one user message (role markers).
+CHAT_OVERHEAD_TOKENS = 8
+_RETRY_STATUS = frozenset({408, 425, 429})
+_FATAL_STATUS = frozenset({401, 403, 404})
+
+
+class _Malformed(ValueError):
+    """A response body that is not the API's JSON (or was cut short)."""
+
+
+class _Stopped(EndpointError):
+    """A request not sent because another one stopped the run (never the reason reported)."""
+
+
+@dataclass
+class EndpointStats:
+    """What a run did: requests sent, answers from the cache, retries and failed requests."""
+
+    cached: int = 0
+    received: int = 0
+    retries: int = 0
+    failures: list[tuple[str, str]] = field(default_factory=list)
+
+    def line(self, budget: Budget) -> str:
+        """Return one line for the log."""
+        return (
+            f"endpoint: {budget.sent} HTTP request(s) sent, {self.received} answer(s) received, "
+            f"{self.cached} from the cache, {self.retries} retried, {len(self.failures)} failed; "
+            f"{budget.tokens} tokens spent"
+        )
+
+
+class EndpointAdapter(GenerativeAdapter):
+    """Generation by an OpenAI-compatible API (module docstring: retries, failures, budget, cache).
+
+    Parameters
+    ----------
+    model : leaderboard.intake.endpoints.EndpointModel
+        The manifest's ``model`` (URL, model name, API kind, concurrency, timeout, budget).
+    key : str, optional
+        The API key (read by the caller from the variable ``model.api_key_env`` names); ``None``: no
+        ``Authorization`` header.
+    cache : ResponseCache, optional
+        Where answers are kept; ``None``: no cache.
+    prompt_prefix : str
+        Text put before every prompt (the manifest's ``tokenizer.prompt_prefix``).
+    retries : int
+        Retries of a transient failure.
+    backoff_s, max_backoff_s : float
+        First wait between attempts (doubled each time) and its ceiling.
+    max_retry_after_s : float
+        Longest ``Retry-After`` honoured.
+    deadline : float, optional
+        A ``time.monotonic()`` after which no request is sent (the run's wall-clock limit).
+    """
+
+    def __init__(
+        self,
+        model: EndpointModel,
+        *,
+        key: str | None = None,
+        cache: ResponseCache | None = None,
+        prompt_prefix: str = "",
+        retries: int = 5,
+        backoff_s: float = 0.5,
+        max_backoff_s: float = 30.0,
+        max_retry_after_s: float = 120.0,
+        deadline: float | None = None,
+    ) -> None:
+        super().__init__(ModelConfig(adapter="endpoint", architecture=model.architecture))
+        self.model, self.cache, self.prompt_prefix = model, cache, prompt_prefix
+        self.retries, self.backoff_s, self.max_backoff_s = retries, backoff_s, max_backoff_s
+        self.max_retry_after_s, self.deadline = max_retry_after_s, deadline
+        self._key = key or None
+        self.budget = Budget(model.max_requests, model.max_tokens_total)
+        self.stats = EndpointStats()
+        self.url = model.url.rstrip("/")
+        parts = urlsplit(self.url)
+        self._https, self._host, self._port = parts.scheme == "https", parts.hostname or "", parts.port
+        self._path = parts.path + API_PATHS[model.api]
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._in_a_row = 0
+
+    def __repr__(self) -> str:  # never the key
+        return f"EndpointAdapter({self.model.api} {self.url}, model={self.model.model!r})"
+
+    def describe(self) -> dict[str, Any]:  # noqa: D102
+        return {"endpoint": self.url, "endpoint_model": self.model.model, "api": self.model.api}
+
+    def scrub(self, text: str) -> str:
+        """Return ``text`` without the key."""
+        return scrub_secret(text, self._key)
+
+    # ------------------------------------------------------------------ requests
+
+    def request_fields(self, request: GenerationRequest) -> dict[str, Any]:
+        """Return what identifies a request's answer (the cache key's fields; no key, no header)."""
+        return {
+            "url": self.url,
+            "model": self.model.model,
+            "api": self.model.api,
+            "prompt": self.prompt_prefix + request.prompt,
+            "max_tokens": int(request.max_new_tokens),
+            "temperature": float(request.temperature),
+            "seed": int(request.seed),
+            "stop": list(request.stop),
+        }
+
+    def payload(self, fields: dict[str, Any]) -> dict[str, Any]:
+        """Return the JSON body of a request."""
+        body: dict[str, Any] = {"model": fields["model"]}
+        if fields["api"] == "chat":
+            body["messages"] = [{"role": "user", "content": fields["prompt"]}]
+        else:
+            body["prompt"] = fields["prompt"]
+        body.update(max_tokens=fields["max_tokens"], temperature=fields["temperature"], seed=fields["seed"])
+        if fields["stop"]:
+            body["stop"] = fields["stop"]
+        return body
+
+    def _worst_case(self, fields: dict[str, Any]) -> int:
+        overhead = CHAT_OVERHEAD_TOKENS if fields["api"] == "chat" else 0
+        return estimate_tokens(fields["prompt"]) + overhead + fields["max_tokens"]
+
+    def plan(self, requests: Sequence[GenerationRequest], *, examples: int = 2) -> DryRun:
+        """Say what :meth:`generate` would send for ``requests``, sending nothing (a dry run)."""
+        cached = prompt = completion = 0
+        pending: set[str] = set()
+        shown: list[dict[str, Any]] = []
+        headers = {"Content-Type": "application/json"}
+        if self.model.api_key_env:  # the variable's name only: a dry run never reads the key
+            headers["Authorization"] = f"Bearer ${self.model.api_key_env}"
+        for request in requests:
+            fields = self.request_fields(request)
+            key = ResponseCache.key(fields)
+            if self.cache is not None and self.cache.get(key, fields) is not None:
+                cached += 1
+                continue
+            if key in pending:  # asked once for all its copies (generate)
+                continue
+            pending.add(key)
+            worst = self._worst_case(fields)
+            prompt += worst - fields["max_tokens"]
+            completion += fields["max_tokens"]
+            if len(shown) < examples:
+                shown.append({"POST": self.url + API_PATHS[self.model.api], "headers": headers,
+                              "json": self.payload(fields)})  # fmt: skip
+        m = self.model
+        return DryRun(self.url, m.model, m.api, len(requests), cached, len(pending), prompt, completion,
+                      m.max_requests, m.max_tokens_total, tuple(shown))  # fmt: skip
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
+        """Answer each request from the cache or the API, in request order (module docstring).
+
+        Raises
+        ------
+        BudgetExhausted
+            When the budget is spent (answers received so far are cached).
+        EndpointError
+            When the API refuses the key, does not know the URL or model, redirects, is down, or the run's
+            wall-clock limit passed.
+        """
+        out: list[Completion | None] = [None] * len(requests)
+        # Identical requests (a randomized SMILES that came out canonical) are asked once, answered alike.
+        todo: dict[str, tuple[GenerationRequest, dict[str, Any], list[int]]] = {}
+        for i, request in enumerate(requests):
+            fields = self.request_fields(request)
+            key = ResponseCache.key(fields)
+            hit = self.cache.get(key, fields) if self.cache is not None else None
+            if hit is None:
+                todo.setdefault(key, (request, fields, []))[2].append(i)
+            else:
+                out[i] = replace(hit, id=request.id)
+                self.stats.cached += 1
+        if todo:
+            workers = min(self.model.max_concurrency, len(todo))
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="endpoint") as pool:
+                futures = {pool.submit(self._ask, r, f, k): where for k, (r, f, where) in todo.items()}
+                try:
+                    done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+                    errors = [f.exception() for f in done if f.exception() is not None]
+                    errors.sort(key=lambda e: isinstance(e, _Stopped))  # the cause first
+                    if errors:
+                        raise errors[0]
+                except BaseException:  # a stopped run, or Ctrl-C in this thread
+                    # Stop the others: queued ones never start, waiting ones wake up; the ones in flight
+                    # finish and cache their answers before the pool closes.
+                    self._stop.set()
+                    for future in futures:
+                        future.cancel()
+                    raise
+                for future, where in futures.items():
+                    for i in where:
+                        out[i] = replace(future.result(), id=requests[i].id)
+        return out  # type: ignore[return-value]
+
+    def _ask(self, request: GenerationRequest, fields: dict[str, Any], key: str) -> Completion:
+        """Get one answer from the API: retries, budget, cache (module docstring)."""
+        try:
+            return self._attempts(request, fields, key)
+        except EndpointError:
+            self._stop.set()  # before this worker takes the next request: nothing more is sent
+            raise
+
+    def _attempts(self, request: GenerationRequest, fields: dict[str, Any], key: str) -> Completion:
+        body = json.dumps(self.payload(fields), ensure_ascii=False).encode("utf-8")
+        worst = self._worst_case(fields)
+        attempt = malformed = 0
+        while True:
+            if self._stop.is_set():
+                raise _Stopped("stopped: another request stopped the run")
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                raise EndpointTimeout("the run's time limit passed; the answers received are cached")
+            self.budget.acquire(worst)
+            retry_after = 0.0
+            try:
+                status, headers, raw = self._post(body)
+            except http.client.IncompleteRead:
+                self.budget.settle(worst, worst)  # the server may have done the work: count it
+                malformed += 1
+                problem = "truncated response body"
+            except (OSError, http.client.HTTPException) as exc:  # timeouts and connection errors
+                self.budget.settle(worst, worst)
+                kind = "timeout" if isinstance(exc, TimeoutError) else "connection error"
+                problem = f"{kind}: {type(exc).__name__}: {exc}"
+            else:
+                if status == 200:
+                    try:
+                        completion = self._completion(request, raw)
+                    except _Malformed as exc:
+                        self.budget.settle(worst, worst)
+                        malformed += 1
+                        problem = f"malformed response: {exc}"
+                    else:
+                        spent = (completion.prompt_tokens or 0) + (completion.completion_tokens or 0)
+                        self.budget.settle(worst, spent or worst)
+                        if self.cache is not None:
+                            self.cache.put(key, fields, completion)
+                        with self._lock:
+                            self.stats.received += 1
+                            self._in_a_row = 0
+                        return completion
+                else:
+                    self.budget.settle(worst, 0)
+                    problem = f"HTTP {status}: {self._excerpt(raw)}"
+                    if status in _FATAL_STATUS or 300 <= status < 400:
+                        raise EndpointError(self._fatal(status, headers, raw))
+                    if not (status in _RETRY_STATUS or status >= 500):
+                        return self._failed(request, problem)  # the API refuses this request as it is
+                    retry_after = _retry_after(headers.get("Retry-After"))
+            if malformed > MALFORMED_RETRIES or attempt >= self.retries:
+                return self._failed(request, problem)
+            with self._lock:
+                self.stats.retries += 1
+            delay = min(self.max_backoff_s, self.backoff_s * 2**attempt) * (1 + 0.5 * _jitter(key, attempt))
+            self._stop.wait(max(delay, min(retry_after, self.max_retry_after_s)))
+            attempt += 1
+
+    def _failed(self, request: GenerationRequest, problem: str) -> Completion:
+        """Record a failed request (an empty completion) and open the circuit after too many in a row."""
+        problem = self.scrub(problem)
+        with self._lock:
+            self.stats.failures.append((request.id, problem))
+            self._in_a_row += 1
+            in_a_row = self._in_a_row
+        if in_a_row >= max(CIRCUIT_BREAK, 2 * self.model.max_concurrency):
+            raise EndpointError(f"the endpoint failed {in_a_row} requests in a row; last: {problem}")
+        return Completion(request.id, "", "error")
+
+    def _fatal(self, status: int, headers: Any, raw: bytes) -> str:
+        if status in (401, 403):
+            where = f"${self.model.api_key_env}" if self.model.api_key_env else "no key (model.api_key_env)"
+            return f"HTTP {status} from the endpoint: it refuses the key ({where}): {self._excerpt(raw)}"
+        if status == 404:
+            return (
+                f"HTTP 404 from the endpoint: no {self._path} for model {self.model.model!r} — check "
+                f"model.url and model.model: {self._excerpt(raw)}"
+            )
+        target = self.scrub(str(headers.get("Location", "")))[:200]
+        return f"HTTP {status}: the endpoint redirects (to {target!r}); give the final address as model.url"
+
+    def _excerpt(self, raw: bytes) -> str:
+        text = " ".join(raw[:2000].decode("utf-8", errors="replace").split())
+        return self.scrub(text)[:200] or "(empty body)"
+
+    def _post(self, body: bytes) -> tuple[int, Any, bytes]:
+        """Send one request; return status, headers and body (the whole exchange within ``timeout_s``)."""
+        timeout = self.model.timeout_s
+        deadline = time.monotonic() + timeout
+        if self._https:
+            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+                self._host, self._port, timeout=timeout, context=ssl.create_default_context()
+            )
+        else:
+            conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        headers = {"Content-Type": "application/json", "Accept": "application/json",
+                   "User-Agent": "chemrobust-endpoint/1"}  # fmt: skip
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        try:
+            conn.request("POST", self._path, body=body, headers=headers)
+            response = conn.getresponse()
+            chunks, size = [], 0
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError(f"no complete response within {timeout:g} s")
+                if conn.sock is not None:
+                    conn.sock.settimeout(remaining)  # a trickling server cannot stretch the timeout
+                chunk = response.read(64 * 1024)
+                if not chunk:
+                    # read(amt) returns short instead of raising when the peer hangs up early.
+                    if response.length:
+                        raise http.client.IncompleteRead(b"", response.length)
+                    break
+                size += len(chunk)
+                if size > MAX_RESPONSE_BYTES:
+                    raise http.client.IncompleteRead(b"", None)  # treated as a broken body
+                chunks.append(chunk)
+            return response.status, response.headers, b"".join(chunks)
+        finally:
+            conn.close()
+
+    def _completion(self, request: GenerationRequest, raw: bytes) -> Completion:
+        """Parse a 200 response into a completion (text cut at the first stop string, key scrubbed)."""
+        try:
+            document = json.loads(raw)
+            choice = document["choices"][0]
+            text = choice["message"]["content"] if self.model.api == "chat" else choice["text"]
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise _Malformed(f"{type(exc).__name__}: {self._excerpt(raw)}") from None
+        if text is None:  # a chat answer with no content (a refusal, a tool call)
+            text = ""
+        if not isinstance(text, str):
+            raise _Malformed(f"the completion is a {type(text).__name__}, not text")
+        # Servers that ignore ``stop`` still give the text the track expects.
+        cuts = [text.find(s) for s in request.stop if s and s in text]
+        if cuts:
+            text = text[: min(cuts)]
+        reason = choice.get("finish_reason")
+        usage = document.get("usage") if isinstance(document.get("usage"), dict) else {}
+        counts = [usage.get(k) for k in ("prompt_tokens", "completion_tokens")]
+        return Completion(
+            request.id,
+            self.scrub(text),
+            reason if reason in ("length", "content_filter") and not cuts else "stop",
+            *(c if isinstance(c, int) and not isinstance(c, bool) and c >= 0 else None for c in counts),
+        )
+
+
+def _jitter(key: str, attempt: int) -> float:
+    """Return a fraction in [0, 1) fixed by the request and the attempt (deterministic jitter)."""
+    return int(hashlib.sha256(f"{key}:{attempt}".encode()).hexdigest()[:8], 16) / 2**32
+
+
+def _retry_after(value: str | None) -> float:
+    """Return the seconds a ``Retry-After`` header asks to wait (0 when absent or unreadable)."""
+    if not value:
+        return 0.0
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return 0.0

@@ -1,0 +1,176 @@
+"""The ``source: endpoint`` part of the manifest: an OpenAI-compatible API that the host calls.
+
+:class:`EndpointModel` is one member of the manifest's tagged union of model sources
+(:mod:`leaderboard.intake.manifest`); :func:`endpoint_rules` holds its cross-field rules, returned as
+``(field, value, message, fix)`` so that the manifest turns them into problems of the usual shape. Nothing of
+such a submission runs: the host sends its prompts to ``url`` (:mod:`leaderboard.execution.endpoint`).
+
+Invariants
+----------
+- The key is never in a manifest: ``api_key_env`` only names the maintainer's environment variable, and
+  that name is tied to the submission id (:func:`endpoint_key_env`), so that no manifest can have the host
+  send another submission's key, or any other secret of the maintainer's, to an address it chooses.
+- A key never travels in clear text to another machine: ``http://`` with a key is for loopback only.
+
+Side effects: none.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["ENDPOINT_FIXES", "EndpointModel", "endpoint_key_env", "endpoint_rules"]
+
+#: Loopback host names: the only hosts an ``http://`` endpoint may send a key to.
+_LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+#: Top-level manifest fields that configure code in the sandbox, meaningless for an endpoint.
+_UNUSED = ("adapter", "code", "requirements", "options", "pooling", "batch_size")
+
+
+class EndpointModel(BaseModel):
+    """An OpenAI-compatible API called from the host: no weights, no image, no submission code."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", str_max_length=4096)
+
+    source: Literal["endpoint"]
+    architecture: Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
+    capabilities: list[Literal["embed", "generate"]] = Field(min_length=1, max_length=2)
+    url: Annotated[str, Field(pattern=r"^https?://[^\s/?#@]+(?:/[^\s?#]*)?$", max_length=500)]
+    model: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
+    api: Literal["chat", "completions"] = "chat"
+    api_key_env: Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,127}$")] | None = None
+    max_concurrency: Annotated[int, Field(ge=1, le=64)] = 4
+    timeout_s: Annotated[float, Field(gt=0, le=600)] = 60.0
+    max_requests: Annotated[int, Field(ge=1, le=10_000_000)]
+    max_tokens_total: Annotated[int, Field(ge=1, le=10**12)] | None = None
+
+
+#: Fixes of the endpoint's fields, by YAML path (merged into the manifest's fixes).
+ENDPOINT_FIXES: dict[str, str] = {
+    "model.url": "Give the API's base address with its version path, e.g. 'https://api.example.org/v1' "
+    "(no user name, password, query or fragment; the key goes in the variable 'model.api_key_env' names).",
+    "model.model": "Give the model name the API serves (its 'model' request field), e.g. 'acme-chem-7b'.",
+    "model.api": "Use 'chat' (/chat/completions, for chat models) or 'completions' (/completions).",
+    "model.api_key_env": "Name the maintainer's environment variable holding the key, 'CHEMROBUST_KEY_<ID>' "
+    "(never the key itself), or remove it for an API without a key.",
+    "model.max_concurrency": "Give the most requests in flight at once, 1 to 64 (default 4).",
+    "model.timeout_s": "Give the seconds one request may take, more than 0 and at most 600 (default 60).",
+    "model.max_requests": "Give the most HTTP requests one run may send (retries count, cached answers do "
+    "not), e.g. 20000; a dry run counts them: python -m leaderboard.execution.endpoint_runner --help.",
+    "model.max_tokens_total": "Give the most tokens (prompt + completion) one run may spend, or remove it.",
+}
+
+
+def endpoint_key_env(submission_id: str) -> str:
+    """Return the only environment variable an endpoint submission may name in ``model.api_key_env``.
+
+    Parameters
+    ----------
+    submission_id : str
+        The submission's id.
+
+    Returns
+    -------
+    str
+        ``CHEMROBUST_KEY_`` and the id in capitals, ``-`` written ``_``.
+
+    Examples
+    --------
+    >>> endpoint_key_env("acme-gpt-4")
+    'CHEMROBUST_KEY_ACME_GPT_4'
+    """
+    return "CHEMROBUST_KEY_" + re.sub(r"[^A-Z0-9]", "_", submission_id.upper())
+
+
+def is_loopback(url: str) -> bool:
+    """Tell whether ``url``'s host is this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host in _LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def endpoint_rules(
+    model: EndpointModel,
+    *,
+    submission_id: str,
+    fields_set: set[str],
+    trust_remote_code: bool,
+    chat_template: bool,
+    track_needs: dict[str, str],
+) -> tuple[str, Any, str, str] | None:
+    """Check an endpoint submission's cross-field rules; return the first broken one.
+
+    Parameters
+    ----------
+    model : EndpointModel
+        The manifest's ``model``.
+    submission_id : str
+        The manifest's ``id``.
+    fields_set : set of str
+        Top-level fields the manifest gives (defaults left out).
+    trust_remote_code, chat_template : bool
+        The manifest's ``trust_remote_code`` and ``tokenizer.chat_template``.
+    track_needs : dict of str to str
+        The capability each of the manifest's ``tracks`` needs.
+
+    Returns
+    -------
+    tuple or None
+        ``(field, value, message, fix)`` of the first rule broken, ``None`` when all hold.
+    """
+    if model.capabilities != ["generate"]:
+        return (
+            "model.capabilities",
+            model.capabilities,
+            "an API endpoint ('model.source: endpoint') is called for text generation only.",
+            "Set 'model.capabilities: [generate]'.",
+        )
+    if model.architecture == "encoder":
+        return (
+            "model.architecture",
+            model.architecture,
+            "an encoder cannot generate text, and an endpoint is only asked to generate.",
+            "Use decoder, encoder-decoder or non-neural (whatever serves the API).",
+        )
+    unused = [f for f in _UNUSED if f in fields_set]
+    unused += ["trust_remote_code"] * trust_remote_code + ["tokenizer.chat_template"] * chat_template
+    if unused:
+        hint = " (for a chat model choose 'model.api: chat')" if unused[0].endswith("chat_template") else ""
+        return (
+            unused[0],
+            None,
+            f"'{unused[0]}' does not apply to an endpoint submission: the host calls the API, no submission "
+            "code runs.",
+            f"Remove it{hint}.",
+        )
+    for track, need in track_needs.items():
+        if need != "generate":
+            message = f"'tracks': {track!r} needs capability {need!r}; an endpoint only generates."
+            return "tracks", track, message, "Remove the track."
+    expected = endpoint_key_env(submission_id)
+    if model.api_key_env is not None and model.api_key_env != expected:
+        return (
+            "model.api_key_env",
+            model.api_key_env,
+            f"'model.api_key_env' must be {expected!r}: the key's variable is tied to the submission id, so "
+            "that no manifest can ask for another secret of the maintainer's.",
+            f"Set 'model.api_key_env: {expected}' (a maintainer puts the key there), or remove it for an API "
+            "without a key.",
+        )
+    if model.api_key_env is not None and model.url.startswith("http://") and not is_loopback(model.url):
+        return (
+            "model.url",
+            model.url,
+            "'model.url' is plain http to another machine: the key would travel unencrypted.",
+            "Use the https:// address of the API.",
+        )
+    return None
