@@ -29,8 +29,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["ANSWER_KINDS", "extract", "normalise", "normalise_formula", "normalise_label", "normalise_number",
-           "normalise_smiles", "formula_of"]  # fmt: skip
+__all__ = ["ANSWER_KINDS", "extract", "formula_counts", "formula_of", "normalise", "normalise_formula",
+           "normalise_label", "normalise_number", "normalise_smiles"]  # fmt: skip
 
 #: The answer kinds :func:`normalise` knows.
 ANSWER_KINDS = ("smiles", "name", "formula", "label", "number")
@@ -121,6 +121,12 @@ def formula_of(counts: Counter[str]) -> str:
     if "C" in counts:
         order = ["C", *(["H"] if "H" in counts else []), *sorted(e for e in counts if e not in ("C", "H"))]
     return "".join(f"{e}{counts[e] if counts[e] != 1 else ''}" for e in order if counts[e] > 0)
+
+
+def formula_counts(formula: str) -> Counter[str]:
+    """Return the element counts of a Hill formula: ``{"C": 2, "H": 6, "O": 1}`` for ``C2H6O``."""
+    tokens = _FORMULA_TOKEN.findall(formula)
+    return Counter({symbol: int(number) if number else 1 for symbol, number in tokens})
 
 
 def normalise_formula(text: str) -> str | None:

@@ -12,10 +12,11 @@ import json
 import os
 import platform
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from evaluators import __version__
-from evaluators.adapters import load_adapter
+from evaluators.adapters import Adapter, load_adapter
 from evaluators.datasets import dataset_hash, load_dataset
 from evaluators.progress import ProgressReporter
 from evaluators.schema import Job, SchemaError, TrackResult, parse_rows
@@ -58,7 +59,15 @@ def read_job(job_path: Path, *, models_dir: Path, submission_dir: Path) -> Job:
 
 
 def run_job(
-    job_path: Path, *, data_dir: Path, models_dir: Path, out_dir: Path, submission_dir: Path, log=print
+    job_path: Path,
+    *,
+    data_dir: Path,
+    models_dir: Path,
+    out_dir: Path,
+    submission_dir: Path,
+    log=print,
+    adapter: Adapter | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> TrackResult:
     """Execute one job and write ``out_dir/result.json``.
 
@@ -71,6 +80,11 @@ def run_job(
     log : callable
         Progress messages (stdout by default; the host keeps the tail). Structured progress
         (:mod:`evaluators.progress`) goes to stdout too, where the host follows it live.
+    adapter : Adapter, optional
+        A model already made (the host's endpoint runner passes its API client); default: the adapter the
+        job's model configuration names, loaded here.
+    progress : callable, optional
+        ``progress(stage, done, total)``; default: structured lines on stdout.
 
     Returns
     -------
@@ -92,13 +106,13 @@ def run_job(
             f"{version} — the data set files differ from the ones the host hashed"
         )
     started = time.perf_counter()
-    progress = ProgressReporter()
+    progress = progress or ProgressReporter()
     progress("load", 0, 2)
     dataset = load_dataset(job.dataset, data_dir, limit=job.options.limit)
     log(f"loaded {job.dataset}: {len(dataset.molecules)} molecules, {len(dataset.skipped)} skipped")
     progress("load", 1, 2)
     t0 = time.perf_counter()
-    adapter = load_adapter(job.model)
+    adapter = adapter or load_adapter(job.model)
     adapter.progress = progress
     load_s = time.perf_counter() - t0
     progress("load", 2, 2)

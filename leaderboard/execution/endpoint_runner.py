@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import os
 import sys
 import time
@@ -32,11 +31,11 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from evaluators.datasets import DATASETS, dataset_hash, load_dataset
-from evaluators.job import JobError, _versions, read_job
+from evaluators.datasets import DATASETS, load_dataset
+from evaluators.job import run_job
 from evaluators.progress import Progress
-from evaluators.schema import TrackOptions, TrackResult, parse_rows
-from evaluators.tracks import TRACKS, benchmark_version
+from evaluators.schema import TrackOptions, TrackResult
+from evaluators.tracks import TRACKS
 from leaderboard.execution.endpoint import (
     MAX_FAILED_SHARE,
     DryRun,
@@ -122,44 +121,17 @@ def run_endpoint_job(
         If the job is malformed, names a track that does not generate, or the data do not hash to the
         job's benchmark version.
     """
-    job = read_job(job_path, models_dir=out_dir.parent / "models", submission_dir=submission_dir)
-    track_cls = TRACKS.get(job.track)
-    data_hash = dataset_hash(job.dataset, data_dir)
-    version = benchmark_version(job.track, job.options, data_hash)
-    if job.benchmark_version != version:
-        raise JobError(
-            f"benchmark version mismatch: expected {job.benchmark_version}, the data give {version}"
-        )
-    track = track_cls(job.options)
-    if track.capability not in adapter.capabilities:
-        raise JobError(f"track {job.track!r} needs capability {track.capability!r}; an endpoint generates")
-    started = time.perf_counter()
-    dataset = load_dataset(job.dataset, data_dir, limit=job.options.limit)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    payload = track.run(adapter, dataset, out_dir=out_dir, log=log, progress=progress)
-    result = TrackResult(
-        submission_id=job.submission_id,
-        track=job.track,
-        track_version=track.version,
-        dataset=job.dataset,
-        data_hash=data_hash,
-        benchmark_version=version,
-        seed=job.options.seed,
-        rows=parse_rows(payload["rows"], dimensions=track.dimensions, metrics=track.metric_specs()),
-        counts=payload.get("counts", {}),
-        artifacts=tuple(payload.get("artifacts", ())),
-        details=payload.get("details", {}),
-        model=adapter.describe(),
-        environment=_versions(),
-        timing={"model_load_s": 0.0, **payload.get("timing", {}), "total_s": time.perf_counter() - started},
-        skipped_molecules=tuple(
-            {"id": s.id, "smiles": s.smiles, "reason": s.reason} for s in dataset.skipped
-        ),
+    # evaluators.job.run_job does every check and writes result.json; the adapter is the API client.
+    return run_job(
+        job_path,
+        data_dir=data_dir,
+        models_dir=out_dir.parent / "models",
+        out_dir=out_dir,
+        submission_dir=submission_dir,
+        log=log,
+        adapter=adapter,
+        progress=progress,
     )
-    tmp = out_dir / "result.json.tmp"
-    tmp.write_text(json.dumps(result.to_json(), indent=1, sort_keys=True))
-    os.replace(tmp, out_dir / "result.json")
-    return result
 
 
 class EndpointRunner:
