@@ -1,0 +1,138 @@
+"""Instruction templates of the prompt-robustness track (T4), loaded from ``prompt_templates.json``.
+
+The templates are data, reviewed like code (lm-evaluation-harness style): per task at least six wordings of
+one question, each with an id, a ``{molecule}`` slot and — for tasks asked in several representations — a
+``{notation}`` slot (``SMILES`` or ``IUPAC name``). The task's answer-format instruction is appended to every
+template identically, so templates differ only in how they ask, never in what answer they request
+(ChemDIRT, ``../shared/papers/chemdirt-instruction-representation-benchmark.txt``, §III-C).
+
+:func:`load_template_sets` checks the file on load: unique ids, the slots each task needs exactly once,
+the task's keywords in every template, no template carrying its own answer instruction.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evaluators.answers import ANSWER_KINDS
+
+__all__ = ["MIN_TEMPLATES", "NOTATION", "TEMPLATES_FILE", "Template", "TemplateSet", "load_template_sets"]
+
+TEMPLATES_FILE = Path(__file__).with_name("prompt_templates.json")
+#: Fewest templates a task may have (the issue's minimum).
+MIN_TEMPLATES = 6
+#: How each representation is named in a prompt.
+NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name"}
+_ID = re.compile(r"^[a-z0-9_]{1,32}$")
+#: Phrases of an answer-format instruction: they belong to the task's ``instruction``, not to a template.
+_FORMAT = re.compile(r"\banswer (with|yes|only)\b|\bonly\.?$", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Template:
+    """One wording of a task's question."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateSet:
+    """A task of the prompt-robustness track and all its templates.
+
+    Attributes
+    ----------
+    task, label : str
+        Result label and display label.
+    answer : str
+        Answer kind (:data:`evaluators.answers.ANSWER_KINDS`).
+    representations : tuple of str
+        Representations the task is asked in (``smiles``, ``iupac``).
+    keywords : tuple of str
+        Words every template contains (the question's subject).
+    instruction : str
+        The answer-format sentence appended to every template.
+    templates : tuple of Template
+        The wordings, in file order.
+    """
+
+    task: str
+    label: str
+    answer: str
+    representations: tuple[str, ...]
+    keywords: tuple[str, ...]
+    instruction: str
+    templates: tuple[Template, ...]
+
+    def prompt(self, template: Template, representation: str, molecule: str) -> str:
+        """Return ``template`` about ``molecule`` written in ``representation``, with the instruction."""
+        text = template.text.replace("{notation}", NOTATION[representation]).replace("{molecule}", molecule)
+        return f"{text} {self.instruction}"
+
+    def definition(self) -> dict[str, Any]:
+        """Everything about the task that determines results (part of the benchmark version)."""
+        return {
+            "task": self.task,
+            "answer": self.answer,
+            "representations": list(self.representations),
+            "instruction": self.instruction,
+            "templates": {t.id: t.text for t in self.templates},
+        }
+
+
+def _check(entry: dict[str, Any], where: str) -> TemplateSet:
+    templates = tuple(Template(str(t["id"]), str(t["text"])) for t in entry["templates"])
+    reps = tuple(entry["representations"])
+    problems = []
+    if entry["answer"] not in ANSWER_KINDS:
+        problems.append(f"answer {entry['answer']!r} is not one of {ANSWER_KINDS}")
+    if not reps or any(r not in NOTATION for r in reps):
+        problems.append(f"representations {list(reps)} must be some of {list(NOTATION)}")
+    if len(templates) < MIN_TEMPLATES:
+        problems.append(f"{len(templates)} templates, at least {MIN_TEMPLATES} needed")
+    ids = [t.id for t in templates]
+    if len(set(ids)) != len(ids) or not all(_ID.match(i) for i in ids):
+        problems.append(f"template ids {ids} must be unique lowercase slugs")
+    if len({t.text for t in templates}) != len(templates):
+        problems.append("two templates have the same text")
+    for t in templates:
+        slots = re.findall(r"\{(\w+)\}", t.text)
+        wanted = ["molecule", "notation"] if len(reps) > 1 else ["molecule"]
+        if sorted(slots) != sorted(wanted):
+            problems.append(f"template {t.id}: slots {slots}, expected each of {wanted} once")
+        missing = [k for k in entry["keywords"] if k.lower() not in t.text.lower()]
+        if missing:
+            problems.append(f"template {t.id} does not mention {missing}")
+        if _FORMAT.search(t.text):
+            problems.append(f"template {t.id} states an answer format; that is the task's 'instruction'")
+    if problems:
+        raise ValueError(f"{where}: " + "; ".join(problems))
+    return TemplateSet(
+        task=str(entry["task"]),
+        label=str(entry["label"]),
+        answer=str(entry["answer"]),
+        representations=reps,
+        keywords=tuple(entry["keywords"]),
+        instruction=str(entry["instruction"]),
+        templates=templates,
+    )
+
+
+def load_template_sets(path: Path = TEMPLATES_FILE) -> tuple[TemplateSet, ...]:
+    """Load and check the template file (module docstring).
+
+    Raises
+    ------
+    ValueError
+        Naming the file, the task and every problem, when a task breaks a rule.
+    """
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    sets = tuple(_check(entry, f"{path}: task {entry.get('task')!r}") for entry in doc["tasks"])
+    names = [s.task for s in sets]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{path}: task names {names} repeat")
+    return sets

@@ -1,0 +1,64 @@
+"""The prompt-robustness templates (T4, issue 13 item 1): many wordings of one question, checked as data."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from evaluators.tracks.prompt_templates import (
+    MIN_TEMPLATES,
+    TEMPLATES_FILE,
+    load_template_sets,
+)
+
+SETS = load_template_sets()
+
+
+def test_every_task_has_enough_distinct_templates_with_ids() -> None:
+    assert {s.task for s in SETS} >= {"formula", "molecular_weight", "lipinski", "hydration_free_energy",
+                                      "iupac_to_smiles", "smiles_to_iupac"}  # fmt: skip
+    for s in SETS:
+        assert len(s.templates) >= MIN_TEMPLATES, s.task
+        assert len({t.id for t in s.templates}) == len(s.templates)
+
+
+@pytest.mark.parametrize("template_set", SETS, ids=lambda s: s.task)
+def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_format(template_set) -> None:
+    s = template_set
+    for rep in s.representations:
+        prompts = [s.prompt(t, rep, "MOLECULE") for t in s.templates]
+        for prompt in prompts:
+            # The same required input (the molecule, once, named in its notation) and the same output request.
+            assert prompt.count("MOLECULE") == 1 and "{" not in prompt
+            assert prompt.endswith(" " + s.instruction)
+            assert all(k.lower() in prompt.lower() for k in s.keywords)
+            if len(s.representations) > 1:
+                assert {"smiles": "SMILES", "iupac": "IUPAC name"}[rep] in prompt
+        # Only the wording differs: every prompt is distinct.
+        assert len(set(prompts)) == len(prompts)
+    if len(s.representations) > 1:
+        # The SMILES and IUPAC versions of one template differ only in the notation's name.
+        t = s.templates[0]
+        a, b = s.prompt(t, "smiles", "X"), s.prompt(t, "iupac", "X")
+        assert a.replace("SMILES", "IUPAC name") == b
+
+
+def test_a_template_that_drifts_is_refused_naming_the_task_and_template(tmp_path) -> None:
+    doc = json.loads(TEMPLATES_FILE.read_text(encoding="utf-8"))
+    formula = doc["tasks"][0]
+    formula["templates"][2]["text"] = "What is the boiling point of {molecule}? Answer with a number only."
+    formula["templates"] = formula["templates"][:5] + formula["templates"][2:3]
+    path = tmp_path / "templates.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError) as info:
+        load_template_sets(path)
+    message = str(info.value)
+    assert "task 'formula'" in message and str(path) in message
+    assert re.search(
+        r"template t3: slots \['molecule'\], expected each of \['molecule', 'notation'\]", message
+    )
+    assert "template t3 does not mention ['formula']" in message
+    assert "template t3 states an answer format" in message
+    assert "two templates have the same text" in message
