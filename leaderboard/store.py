@@ -145,23 +145,7 @@ class ResultStore:
         log_tail : str, optional
             Logged as ``log_tail.txt`` when given (a note on files left unstored, say).
         """
-        from mlflow.entities import Metric
-
-        now = int(time.time() * 1000)
-        metrics = [
-            Metric(key.mlflow_name(), row.value, now, 0)
-            for key, row in zip(result.keys(), result.rows, strict=True)
-            if math.isfinite(row.value)
-        ]
-        for i in range(0, len(metrics), 1000):
-            self.client.log_batch(run_id, metrics=metrics[i : i + 1000])
-        with tempfile.TemporaryDirectory() as tmp:
-            # The checked (and host-scored) result, not the file the run wrote.
-            checked = Path(tmp) / "result.json"
-            # Compact: indenting a deeply nested document multiplies its size (``stored_form`` in
-            # leaderboard.execution.results, which checked this size).
-            checked.write_text(json.dumps(result.to_json(), sort_keys=True, separators=(",", ":")))
-            self.client.log_artifact(run_id, str(checked))
+        self._log_result(run_id, result, int(time.time() * 1000))
         limit = track_class(result.track).artifact_max_bytes
         for name in stored_artifacts(result.track, result.artifacts):
             path = out_dir / name
@@ -198,8 +182,6 @@ class ResultStore:
         str
             The new run's id.
         """
-        from mlflow.entities import Metric
-
         run = self.client.create_run(
             self.experiment_id,
             run_name=name,
@@ -207,21 +189,29 @@ class ResultStore:
             tags={KEY_TAG: key, **{k: str(v)[:5000] for k, v in tags.items()}},
         )
         run_id = run.info.run_id
+        self._log_result(run_id, result, started_ms)
+        for path in files:
+            self.client.log_artifact(run_id, str(path))
+        self.client.set_terminated(run_id, "FINISHED", end_time=ended_ms)
+        return run_id
+
+    def _log_result(self, run_id: str, result: TrackResult, timestamp_ms: int) -> None:
+        """Log a checked result's metrics (finite values) and its compact ``result.json`` to ``run_id``."""
+        from mlflow.entities import Metric
+
         metrics = [
-            Metric(k.mlflow_name(), row.value, started_ms, 0)
-            for k, row in zip(result.keys(), result.rows, strict=True)
+            Metric(key.mlflow_name(), row.value, timestamp_ms, 0)
+            for key, row in zip(result.keys(), result.rows, strict=True)
             if math.isfinite(row.value)
         ]
         for i in range(0, len(metrics), 1000):
             self.client.log_batch(run_id, metrics=metrics[i : i + 1000])
         with tempfile.TemporaryDirectory() as tmp:
+            # The checked (and host-scored) result, not the file the run wrote. Compact: indenting a deeply
+            # nested document multiplies its size (``stored_form`` in leaderboard.execution.results).
             checked = Path(tmp) / "result.json"
             checked.write_text(json.dumps(result.to_json(), sort_keys=True, separators=(",", ":")))
             self.client.log_artifact(run_id, str(checked))
-        for path in files:
-            self.client.log_artifact(run_id, str(path))
-        self.client.set_terminated(run_id, "FINISHED", end_time=ended_ms)
-        return run_id
 
     def fail_interrupted(self, key: str, reason: str) -> int:
         """Mark the RUNNING runs with ``key`` FAILED with ``reason``; return how many there were.

@@ -268,7 +268,10 @@ class ConsistencyTrack(Track):
                 continue
             if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
                 answers[q.request.id] = None  # the question repeated back: no prediction
-        truths = {(q.task.name, q.item): truth(q.task, by_record[q.item]) for q in questions}
+        # One truth per task and item (each is asked in three representations).
+        tasks = {q.task.name: q.task for q in questions}
+        keys = dict.fromkeys((q.task.name, q.item) for q in questions)
+        truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
         rows = _rows(questions, texts, answers, truths)
         _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)
         counts = {**result.counts, "n_malformed_lines": malformed,

@@ -6,7 +6,7 @@ files or recomputed here. Page generation (:class:`Drawings`) checks that RDKit 
 ``site/data/molecules.json``. The SVG files themselves are never written to the source tree: the MkDocs
 hook :mod:`leaderboard.site.mkdocs_hooks` draws them from that index (:func:`draw_svg`) while the site is
 built, so ``mkdocs build --strict`` on a bare clone has every drawing (issue 18) and the record holds
-40 kB of strings instead of 4 MB of drawings.
+33 kB of strings instead of 4.3 MB of drawings.
 
 Invariants
 ----------
