@@ -295,7 +295,7 @@ PUBCHEM_NAMES = _register(
         license="chemicals: MIT; PubChem data: public domain",
         citation="Kim et al., PubChem 2023 update, Nucleic Acids Research 2023; "
         "Lowe et al., Chemical Name to Structure: OPSIN, J. Chem. Inf. Model. 2011",
-        tracks=("consistency",),
+        tracks=("consistency", "prompt_robustness"),
     )
 )
 
@@ -326,7 +326,7 @@ FREESOLV = _register(
         license="CC BY 4.0 (FreeSolv)",
         citation="Mobley & Guthrie, FreeSolv: a database of experimental and calculated hydration free "
         "energies, J. Comput. Aided Mol. Des. 2014",
-        tracks=("consistency",),
+        tracks=("consistency", "prompt_robustness"),
     )
 )
 
@@ -350,7 +350,7 @@ SMILES_IUPAC_PAIRS = _register(
         source=f"einae-nd/ChemDIRT @ {_CHEMDIRT_COMMIT[:10]}, data/smiles_iupac_pairs.csv",
         license="see the ChemDIRT repository (PubChem names: public domain)",
         citation="https://github.com/einae-nd/ChemDIRT",
-        tracks=("consistency",),
+        tracks=("consistency", "prompt_robustness"),
         mirror_folders=("smiles_iupac",),
     )
 )
@@ -429,7 +429,7 @@ REACTIONS_SMILES_IUPAC = _register(
         source="bingyan4science/consistency, data/reaction_{smiles,iupac}_80k/test_{smiles,iupac}.txt",
         license="see the consistency repository (reactions: USPTO, public domain)",
         citation="Yan, Chen & Cho, Inconsistency of Large Language Models in Molecular Representations, 2025",
-        tracks=("consistency",),
+        tracks=("consistency", "prompt_robustness"),
         mirror_folders=("reactions_smiles_iupac",),
     )
 )

@@ -24,26 +24,30 @@ is the adjusted consistency of every task and pair.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
-import json
 import math
-import os
-import time
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, replace
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from evaluators import consistency as cm
-from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter, as_completions
+from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter
 from evaluators.augmentations import get_augmentation
 from evaluators.chem import canonical_smiles
 from evaluators.datasets import LoadedDataset
 from evaluators.metrics import register_metric
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS, Progress, Track, no_progress
+from evaluators.tracks.asking import (
+    COMPLETIONS,
+    SHOWN_CHARS,
+    Question,
+    ask,
+    cell,
+    normalise_answers,
+    read_completions,
+    write_table,
+)
 from evaluators.tracks.consistency_tasks import (
     PAIRS,
     REPRESENTATIONS,
@@ -54,17 +58,10 @@ from evaluators.tracks.consistency_tasks import (
     truth,
 )
 
-COMPLETIONS = "completions.jsonl"
 ANSWERS = "answers.csv.gz"
-#: Requests per ``generate`` call: progress granularity (the adapter batches within a call).
-CHUNK = 256
 #: Greedy decoding; answers end at a blank line (the first line is the answer, see evaluators.answers).
 TEMPERATURE = 0.0
 STOP = ("\n\n",)
-#: Characters of a completion the host reads (a longer one is cut: no answer is that long).
-MAX_COMPLETION_CHARS = 4000
-#: Characters of a completion and of an input shown in the per-item table.
-SHOWN_CHARS = 300
 
 for _spec in (
     MetricSpec("consistency", True, "consistency", "Share of items whose two normalised answers agree.", 0.0,
@@ -90,22 +87,6 @@ for _spec in (
     MetricSpec("n_items", True, "n items", "Items asked.", 0.0, integral=True),
 ):  # fmt: skip
     register_metric(_spec)
-
-
-@dataclass(frozen=True, slots=True)
-class Question:
-    """One request of a run and what the host needs to score it."""
-
-    request: GenerationRequest
-    task: Task
-    representation: str
-    item: str
-    shown: str
-
-
-def _split_id(request_id: str) -> tuple[str, str, str]:
-    task, representation, item = request_id.split("|", 2)
-    return task, representation, item
 
 
 @TRACKS.register("consistency")
@@ -196,7 +177,8 @@ class ConsistencyTrack(Track):
                         seed=self.options.seed,
                         stop=STOP,
                     )
-                    out.append(Question(request, task, representation, str(record["id"]), text))
+                    kind = task.answer[representation]
+                    out.append(Question(request, task, representation, str(record["id"]), text, kind))
         return out
 
     # ------------------------------------------------------------------ inside the container
@@ -217,39 +199,12 @@ class ConsistencyTrack(Track):
         if not questions:
             raise ValueError("this data set has no records with the fields any consistency task needs")
         log(f"consistency: {len(questions)} questions on {len(records)} items")
-        started = time.perf_counter()
-        finish: dict[str, int] = {}
-        tokens = [0, 0]
-        progress("questions", 0, len(questions))  # the adapter reports "generate" within a chunk
-        with (out_dir / COMPLETIONS).open("w", encoding="utf-8") as handle:
-            for start in range(0, len(questions), CHUNK):
-                requests = [q.request for q in questions[start : start + CHUNK]]
-                for c in as_completions(requests, adapter.generate(requests)):
-                    finish[c.finish_reason] = finish.get(c.finish_reason, 0) + 1
-                    tokens[0] += c.prompt_tokens or 0
-                    tokens[1] += c.completion_tokens or 0
-                    line = {
-                        "id": c.id,
-                        "completion": c.text,
-                        "finish_reason": c.finish_reason,
-                        "prompt_tokens": c.prompt_tokens,
-                        "completion_tokens": c.completion_tokens,
-                    }
-                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-                progress("questions", min(start + CHUNK, len(questions)), len(questions))
-        seconds = time.perf_counter() - started
-        log(f"consistency: {len(questions)} completions in {seconds:.1f} s")
+        asked = ask(adapter, questions, out_dir / COMPLETIONS, log=log, progress=progress)
         return {
             "rows": [],
-            "counts": {
-                "n_items": len(records),
-                "n_requests": len(questions),
-                "finish_reasons": finish,
-                "prompt_tokens": tokens[0],
-                "completion_tokens": tokens[1],
-            },
+            "counts": {"n_items": len(records), **asked["counts"]},
             "artifacts": [COMPLETIONS],
-            "timing": {"generate_s": seconds},
+            "timing": asked["timing"],
         }
 
     # ------------------------------------------------------------------ on the host
@@ -262,7 +217,7 @@ class ConsistencyTrack(Track):
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         by_record = {str(r["id"]): r for r in records}
-        answers = _normalised(questions, texts)
+        answers = normalise_answers(questions, texts)
         for q in questions:
             if not q.task.echo_is_no_answer:
                 continue
@@ -295,64 +250,6 @@ def _written(task: Task, representation: str, record: dict[str, str], randomizer
                 canonical = pair.augmented
         written.append(canonical)
     return ".".join(written)
-
-
-def read_completions(path: Path, expected: set[str]) -> tuple[dict[str, str], int]:
-    """Read ``completions.jsonl`` as untrusted data: the text of each expected id (first one wins).
-
-    Returns
-    -------
-    texts : dict of str to str
-        Completion text by request id, cut to :data:`MAX_COMPLETION_CHARS`.
-    malformed : int
-        Lines that are not a JSON object with a string ``id`` and ``completion``, or name no expected id.
-    """
-    texts: dict[str, str] = {}
-    malformed = 0
-    if not path.is_file():
-        return texts, 0
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in _lines(handle):
-            try:
-                obj = json.loads(line)
-            except (json.JSONDecodeError, RecursionError):
-                malformed += 1
-                continue
-            if not (isinstance(obj, dict) and isinstance(obj.get("id"), str)
-                    and isinstance(obj.get("completion"), str) and obj["id"] in expected):  # fmt: skip
-                malformed += 1
-                continue
-            texts.setdefault(obj["id"], obj["completion"][:MAX_COMPLETION_CHARS])
-    return texts, malformed
-
-
-def _lines(handle: io.TextIOBase, limit: int = 64 * 1024) -> Iterator[str]:
-    # A single line longer than any real completion is cut, then fails to parse: it cannot exhaust memory.
-    while True:
-        line = handle.readline(limit)
-        if not line:
-            return
-        if not line.endswith("\n") and len(line) == limit:
-            while (rest := handle.readline(limit)) and not rest.endswith("\n"):
-                pass
-        if line.strip():
-            yield line
-
-
-def _normalised(questions: Sequence[Question], texts: dict[str, str]) -> dict[str, Any]:
-    """Normalised answer of every request id (``None``: no usable answer); OPSIN runs once for all names."""
-    from evaluators.answers import normalise
-
-    by_kind: dict[str, list[str]] = {}
-    for q in questions:
-        by_kind.setdefault(q.task.answer[q.representation], []).append(q.request.id)
-    out: dict[str, Any] = {}
-    for kind, ids in by_kind.items():
-        present = [i for i in ids if i in texts]
-        values = normalise(kind, [texts[i] for i in present]) if present else []
-        out.update(dict(zip(present, values, strict=True)))
-        out.update({i: None for i in ids if i not in texts})
-    return out
 
 
 def _rows(questions, texts, answers, truths) -> list[MetricRow]:
@@ -404,32 +301,18 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
     return rows
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
 def _write_answers(path: Path, questions, texts, answers, truths) -> None:
-    """Write the per-item table, replacing whatever the run left at that name (never through a link)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(ConsistencyTrack.tables[0].columns)
-    for q in questions:
-        answer, want = answers[q.request.id], truths[(q.task.name, q.item)]
-        correct = "" if q.task.numeric else ("1" if answer is not None and answer == want else "0")
-        completion = texts.get(q.request.id)
-        writer.writerow([
-            q.task.name, q.representation, q.item, q.shown[:SHOWN_CHARS],
-            "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
-            _cell(answer)[:SHOWN_CHARS], correct,
-        ])  # fmt: skip
-    if path.is_symlink() or path.exists():
-        path.unlink()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
-        gz.write(buffer.getvalue().encode("utf-8"))
+    """Write the per-item table (:data:`ConsistencyTrack.tables`)."""
+
+    def rows():
+        for q in questions:
+            answer, want = answers[q.request.id], truths[(q.task.name, q.item)]
+            correct = "" if q.task.numeric else ("1" if answer is not None and answer == want else "0")
+            completion = texts.get(q.request.id)
+            yield [
+                q.task.name, q.representation, q.item, q.shown[:SHOWN_CHARS],
+                "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
+                cell(answer)[:SHOWN_CHARS], correct,
+            ]  # fmt: skip
+
+    write_table(path, ConsistencyTrack.tables[0].columns, rows())

@@ -2,9 +2,15 @@
 
 The templates are data, reviewed like code (lm-evaluation-harness style): per task at least six wordings of
 one question, each with an id, a ``{molecule}`` slot and — for tasks asked in several representations — a
-``{notation}`` slot (``SMILES`` or ``IUPAC name``). The task's answer-format instruction is appended to every
-template identically, so templates differ only in how they ask, never in what answer they request
-(ChemDIRT, ``../shared/papers/chemdirt-instruction-representation-benchmark.txt``, §III-C).
+``{notation}`` slot (``SMILES``, ``IUPAC name`` …, or the task's own ``notation`` words). The task's
+answer-format instruction (one per representation where the answer kind depends on it, as for reactions
+given as formulas) is appended to every template identically, so templates differ only in how they ask,
+never in what answer they request (ChemDIRT,
+``../shared/papers/chemdirt-instruction-representation-benchmark.txt``, §III-C).
+
+Each task names the record field its molecule is written from, per representation (``inputs``), and any
+other fields it needs (``needs``, e.g. the measured ``value``); ``formula`` inputs are computed from that
+field's SMILES (one formula per ``.``-separated component).
 
 :func:`load_template_sets` checks the file on load: unique ids, the slots each task needs exactly once,
 the task's keywords in every template, no template carrying its own answer instruction.
@@ -25,8 +31,8 @@ __all__ = ["MIN_TEMPLATES", "NOTATION", "TEMPLATES_FILE", "Template", "TemplateS
 TEMPLATES_FILE = Path(__file__).with_name("prompt_templates.json")
 #: Fewest templates a task may have (the issue's minimum).
 MIN_TEMPLATES = 6
-#: How each representation is named in a prompt.
-NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name"}
+#: How each representation is named in a prompt (a task may name them otherwise, e.g. in the plural).
+NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name", "formula": "molecular formula"}
 _ID = re.compile(r"^[a-z0-9_]{1,32}$")
 #: Phrases of an answer-format instruction: they belong to the task's ``instruction``, not to a template.
 _FORMAT = re.compile(r"\banswer (with|yes|only)\b|\bonly\.?$", re.IGNORECASE)
@@ -48,48 +54,87 @@ class TemplateSet:
     ----------
     task, label : str
         Result label and display label.
-    answer : str
-        Answer kind (:data:`evaluators.answers.ANSWER_KINDS`).
+    answer : dict of str to str
+        Answer kind (:data:`evaluators.answers.ANSWER_KINDS`) per representation.
     representations : tuple of str
-        Representations the task is asked in (``smiles``, ``iupac``).
+        Representations the task is asked in (some of :data:`NOTATION`).
+    inputs : dict of str to str
+        Record field the molecule is written from, per representation.
+    needs : tuple of str
+        Further record fields the task needs (its ground truth).
     keywords : tuple of str
         Words every template contains (the question's subject).
-    instruction : str
-        The answer-format sentence appended to every template.
+    instruction : dict of str to str
+        The answer-format sentence appended to every template, per representation.
     templates : tuple of Template
         The wordings, in file order.
+    notation : dict of str to str
+        The words ``{notation}`` becomes, per representation.
     """
 
     task: str
     label: str
-    answer: str
+    answer: dict[str, str]
     representations: tuple[str, ...]
+    inputs: dict[str, str]
+    needs: tuple[str, ...]
     keywords: tuple[str, ...]
-    instruction: str
+    instruction: dict[str, str]
     templates: tuple[Template, ...]
+    notation: dict[str, str]
+
+    @property
+    def numeric(self) -> bool:
+        """Whether the answers are numbers (error metrics) rather than categories or structures."""
+        return all(kind == "number" for kind in self.answer.values())
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Every record field the task reads."""
+        return tuple(dict.fromkeys((*self.inputs.values(), *self.needs)))
 
     def prompt(self, template: Template, representation: str, molecule: str) -> str:
         """Return ``template`` about ``molecule`` written in ``representation``, with the instruction."""
-        text = template.text.replace("{notation}", NOTATION[representation]).replace("{molecule}", molecule)
-        return f"{text} {self.instruction}"
+        notation = self.notation[representation]
+        text = template.text.replace("{notation}", notation).replace("{molecule}", molecule)
+        return f"{text} {self.instruction[representation]}"
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""
         return {
             "task": self.task,
-            "answer": self.answer,
+            "answer": dict(self.answer),
             "representations": list(self.representations),
-            "instruction": self.instruction,
+            "inputs": dict(self.inputs),
+            "needs": list(self.needs),
+            "instruction": dict(self.instruction),
+            "notation": dict(self.notation),
             "templates": {t.id: t.text for t in self.templates},
         }
+
+
+def _per_representation(value: Any, reps: tuple[str, ...], what: str, problems: list[str]) -> dict[str, str]:
+    """One value for every representation: a string serves them all, a mapping names each."""
+    if isinstance(value, str):
+        return dict.fromkeys(reps, value)
+    if isinstance(value, dict) and set(value) == set(reps):
+        if all(isinstance(v, str) for v in value.values()):
+            return {r: value[r] for r in reps}
+    problems.append(f"{what} must be a string or a mapping with exactly the keys {list(reps)}")
+    return dict.fromkeys(reps, "")
 
 
 def _check(entry: dict[str, Any], where: str) -> TemplateSet:
     templates = tuple(Template(str(t["id"]), str(t["text"])) for t in entry["templates"])
     reps = tuple(entry["representations"])
-    problems = []
-    if entry["answer"] not in ANSWER_KINDS:
-        problems.append(f"answer {entry['answer']!r} is not one of {ANSWER_KINDS}")
+    problems: list[str] = []
+    answer = _per_representation(entry["answer"], reps, "answer", problems)
+    instruction = _per_representation(entry["instruction"], reps, "instruction", problems)
+    inputs = _per_representation(entry.get("inputs", {}), reps, "inputs", problems)
+    notation = {**{r: NOTATION[r] for r in reps if r in NOTATION}, **entry.get("notation", {})}
+    bad_kinds = sorted({k for k in answer.values() if k not in ANSWER_KINDS})
+    if bad_kinds:
+        problems.append(f"answer kinds {bad_kinds} are not some of {ANSWER_KINDS}")
     if not reps or any(r not in NOTATION for r in reps):
         problems.append(f"representations {list(reps)} must be some of {list(NOTATION)}")
     if len(templates) < MIN_TEMPLATES:
@@ -114,11 +159,14 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
     return TemplateSet(
         task=str(entry["task"]),
         label=str(entry["label"]),
-        answer=str(entry["answer"]),
+        answer=answer,
         representations=reps,
+        inputs=inputs,
+        needs=tuple(entry.get("needs", ())),
         keywords=tuple(entry["keywords"]),
-        instruction=str(entry["instruction"]),
+        instruction=instruction,
         templates=templates,
+        notation={r: notation[r] for r in reps if r in notation},
     )
 
 

@@ -26,7 +26,7 @@ class ConstantAnswerer(GenerativeAdapter):
             prompt = request.prompt
             if "Answer yes or no" in prompt:
                 text = "yes"
-            elif "number only" in prompt:
+            elif "number only" in prompt or "Answer with a number" in prompt:
                 text = "0"
             else:
                 match = _MOLECULE.search(prompt)

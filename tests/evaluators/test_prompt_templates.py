@@ -18,7 +18,7 @@ SETS = load_template_sets()
 
 def test_every_task_has_enough_distinct_templates_with_ids() -> None:
     assert {s.task for s in SETS} >= {"formula", "molecular_weight", "lipinski", "hydration_free_energy",
-                                      "iupac_to_smiles", "smiles_to_iupac"}  # fmt: skip
+                                      "iupac_to_smiles", "smiles_to_iupac", "forward_reaction"}  # fmt: skip
     for s in SETS:
         assert len(s.templates) >= MIN_TEMPLATES, s.task
         assert len({t.id for t in s.templates}) == len(s.templates)
@@ -32,17 +32,18 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
         for prompt in prompts:
             # The same required input (the molecule, once, named in its notation) and the same output request.
             assert prompt.count("MOLECULE") == 1 and "{" not in prompt
-            assert prompt.endswith(" " + s.instruction)
+            assert prompt.endswith(" " + s.instruction[rep])
             assert all(k.lower() in prompt.lower() for k in s.keywords)
             if len(s.representations) > 1:
-                assert {"smiles": "SMILES", "iupac": "IUPAC name"}[rep] in prompt
+                assert s.notation[rep] in prompt
         # Only the wording differs: every prompt is distinct.
         assert len(set(prompts)) == len(prompts)
     if len(s.representations) > 1:
         # The SMILES and IUPAC versions of one template differ only in the notation's name.
         t = s.templates[0]
         a, b = s.prompt(t, "smiles", "X"), s.prompt(t, "iupac", "X")
-        assert a.replace("SMILES", "IUPAC name") == b
+        a, b = a.removesuffix(s.instruction["smiles"]), b.removesuffix(s.instruction["iupac"])
+        assert a.replace(s.notation["smiles"], s.notation["iupac"]) == b
 
 
 def test_a_template_that_drifts_is_refused_naming_the_task_and_template(tmp_path) -> None:
@@ -62,3 +63,27 @@ def test_a_template_that_drifts_is_refused_naming_the_task_and_template(tmp_path
     assert "template t3 does not mention ['formula']" in message
     assert "template t3 states an answer format" in message
     assert "two templates have the same text" in message
+
+
+def test_the_answer_asked_for_follows_the_representation_only_where_the_task_says() -> None:
+    by_task = {s.task: s for s in SETS}
+    reaction = by_task["forward_reaction"]
+    # Reactants given as formulas can only be answered with a formula (ChemDIRT's formula-based reactions).
+    assert reaction.answer == {"smiles": "smiles", "iupac": "smiles", "formula": "formula"}
+    assert "molecular formula" in reaction.instruction["formula"]
+    assert reaction.inputs["formula"] == "reactants_smiles" and "product_smiles" in reaction.fields
+    # Every other task asks for one kind of answer in every representation.
+    for s in SETS:
+        if s is not reaction:
+            assert len(set(s.answer.values())) == 1 and len(set(s.instruction.values())) == 1, s.task
+
+
+def test_a_per_representation_field_must_name_every_representation(tmp_path) -> None:
+    doc = json.loads(TEMPLATES_FILE.read_text(encoding="utf-8"))
+    reaction = next(t for t in doc["tasks"] if t["task"] == "forward_reaction")
+    del reaction["instruction"]["formula"]
+    path = tmp_path / "templates.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"task 'forward_reaction'.*instruction must be a string or a mapping "
+                       r"with exactly the keys \['smiles', 'iupac', 'formula'\]"):
+        load_template_sets(path)
