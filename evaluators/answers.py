@@ -11,7 +11,8 @@ smiles     the span if RDKit parses it, else its longest token that parses     R
 name       the span, parsed by OPSIN (:mod:`evaluators.opsin`, in batches)     RDKit canonical SMILES
 formula    each element once with its count (``C6H12O6``, ``C₆H₁₂O₆``)      Hill-order formula string
 label      the first word: yes/true/1/y → ``True``, no/false/0/n → ``False``    bool
-number     the first number (``−1.5``, ``-3e-2``, ``4,2`` is not a number)     float
+number     the first number (``−1.5``, ``-3e-2``; ``4,2`` and locants such as   float
+           ``2-`` in ``propan-2-ol`` are not numbers)
 =========  ==================================================================  ===========================
 
 :func:`extract` keeps the first non-empty line (after dropping a Markdown code fence), strips a leading
@@ -44,7 +45,11 @@ _FENCE = re.compile(r"```[a-zA-Z]*\n?(.*?)(?:```|$)", re.DOTALL)
 _WRAP = "\"'`*_“”‘’ \t"
 _SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
 _FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)")
-_NUMBER = re.compile(r"(?<![\w.,])[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+−]?\d+)?(?![\w.,]\d)")
+# A number followed by a hyphen and a letter is a locant ("2-acetyloxy…", "propan-2-ol", "1H-indole"), not
+# the answer: a completion that restates the name before its value must give the value.
+_NUMBER = re.compile(
+    r"(?<![\w.,])[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+−]?\d+)?(?![\w.,]?\d|[A-Za-z]*-[A-Za-z])"
+)
 _YES = {"yes", "true", "1", "y"}
 _NO = {"no", "false", "0", "n"}
 

@@ -134,6 +134,7 @@ TRUTHS: dict[str, Callable[[dict[str, str], str], Any]] = {
     "molecular_weight": lambda r, kind: _weight(r["smiles"]),
     "lipinski": lambda r, kind: _lipinski(r["smiles"]),
     "hydration_free_energy": lambda r, kind: float(r["value"]),
+    "aqueous_solubility": lambda r, kind: float(r["log_solubility"]),
     "iupac_to_smiles": lambda r, kind: canonical_smiles(r["smiles"]),
     "smiles_to_iupac": lambda r, kind: canonical_smiles(r["smiles"]),
     "forward_reaction": lambda r, kind: (
@@ -180,10 +181,16 @@ def applicable(records: Sequence[dict[str, str]]) -> list[TemplateSet]:
     return [s for s in SETS if all(all(str(r.get(f) or "").strip() for f in s.fields) for r in records)]
 
 
-def _echoes(template_set: TemplateSet, record: dict[str, str]) -> set[str]:
-    """Canonical SMILES of a reaction's inputs, whole and per component (repeating one is no answer)."""
+def _echoes(template_set: TemplateSet, record: dict[str, str], kind: str) -> set[str]:
+    """Return a reaction's inputs, whole and per component, normalised as ``kind`` (an echo is no answer).
+
+    Structures: canonical SMILES; formulas: the Hill formula of each reactant and of all of them together.
+    """
     source = record[template_set.inputs["smiles"]]
-    found = {canonical_smiles(source), *(canonical_smiles(p) for p in source.split("."))}
+    if kind == "formula":
+        found = {_formula(source), *(_formula(p) for p in source.split("."))}
+    else:
+        found = {canonical_smiles(source), *(canonical_smiles(p) for p in source.split("."))}
     return {s for s in found if s}
 
 
@@ -232,8 +239,9 @@ class PromptRobustnessTrack(Track):
             columns=("task", "representation", "template", "id", "completion", "answer", "score"),
             description=(
                 "Every answer under every template: the completion (first "
-                f"{SHOWN_CHARS} characters), the normalised answer and its score (1/0 for exact match, "
-                "the absolute error for numbers, empty when the answer is invalid)."
+                f"{SHOWN_CHARS} characters), the normalised answer (empty when invalid) and its score: 1/0 "
+                "for an exact match (an invalid answer scores 0), the absolute error for a number (empty "
+                "when invalid: never a zero error)."
             ),
             artifact=ANSWERS,
         ),
@@ -307,24 +315,29 @@ class PromptRobustnessTrack(Track):
         answers = normalise_answers(questions, texts)
         by_record = {str(r["id"]): r for r in records}
         truths: dict[tuple[str, str, str], Any] = {}
-        scores: dict[str, dict[str, float | None]] = {}
-        echoes: dict[tuple[str, str], set[str]] = {}
         for q in questions:
-            record = by_record[q.item]
             key = (q.task.task, q.kind, q.item)
             if key not in truths:
-                truths[key] = TRUTHS[q.task.task](record, q.kind)
+                truths[key] = TRUTHS[q.task.task](by_record[q.item], q.kind)
+        # A record whose truth RDKit cannot compute (an unparsable SMILES in the data) is left out of the
+        # scores and counted, not held against the model.
+        scored = [q for q in questions if truths[(q.task.task, q.kind, q.item)] is not None]
+        echoes: dict[tuple[str, str, str], set[str]] = {}
+        scores: dict[str, dict[str, float | None]] = {}
+        for q in scored:
             answer = answers[q.request.id]
-            if answer is not None and q.task.task == "forward_reaction" and q.kind == "smiles":
-                if (q.task.task, q.item) not in echoes:
-                    echoes[(q.task.task, q.item)] = _echoes(q.task, record)
-                if answer in echoes[(q.task.task, q.item)]:
+            if answer is not None and q.task.task == "forward_reaction":
+                key = (q.task.task, q.kind, q.item)
+                if key not in echoes:
+                    echoes[key] = _echoes(q.task, by_record[q.item], q.kind)
+                if answer in echoes[key]:
                     answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
-            scores[q.request.id] = item_scores(q.kind, answer, truths[key])
-        rows = _rows(questions, scores)
-        _write_answers(out_dir / ANSWERS, questions, texts, answers, scores)
+            scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)])
+        rows = _rows(scored, scores)
+        _write_answers(out_dir / ANSWERS, scored, texts, answers, scores)
         counts = {**result.counts, "n_malformed_lines": malformed,
-                  "n_missing_completions": sum(q.request.id not in texts for q in questions)}  # fmt: skip
+                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
+                  "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
 

@@ -61,7 +61,8 @@ class TemplateSet:
     inputs : dict of str to str
         Record field the molecule is written from, per representation.
     needs : tuple of str
-        Further record fields the task needs (its ground truth).
+        Further record fields the task needs: its ground truth, or fields that restrict it to the sets
+        holding them (``smiles_to_iupac`` needs ``iupac``: it is posed on named molecules only).
     keywords : tuple of str
         Words every template contains (the question's subject).
     instruction : dict of str to str

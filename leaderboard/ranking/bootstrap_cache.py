@@ -1,9 +1,10 @@
 """On-disk cache of bootstrap rank intervals: the key and the JSON file format.
 
 :func:`leaderboard.ranking.uncertainty.cached_rank_intervals` computes :func:`cache_key` from the canonical
-per-item arrays (:class:`leaderboard.ranking.item_table.PreparedItems`), the weights and the parameters,
-reads ``<cache_dir>/rank_intervals-<key[:32]>.json`` with :func:`read_cache` and, on a miss, writes it
-with :func:`write_cache`.
+per-item arrays (:class:`leaderboard.ranking.item_table.PreparedItems`, with the part layout of criteria
+made of parts), the weights and the parameters, reads ``<cache_dir>/rank_intervals-<key[:32]>.json`` with
+:func:`read_cache` and, on a miss, writes it with :func:`write_cache`. A table without parts has the same
+key as before parts existed.
 
 File format: one JSON object ``{"key": <full sha256>, "params": {...}, "rows": [{"system": ..., <column>:
 <value>, ...}, ...]}``, indented, keys sorted, one trailing newline. A file whose key differs from the
@@ -35,7 +36,7 @@ CACHE_VERSION = 1
 
 
 def cache_key(prep: PreparedItems, *, seed: int, n_boot: int, level: float) -> str:
-    """Return the sha256 over the canonical per-item arrays, the weights and the parameters.
+    """Return the sha256 over the canonical per-item arrays, the part layout, the weights and the parameters.
 
     Parameters
     ----------
@@ -62,8 +63,15 @@ def cache_key(prep: PreparedItems, *, seed: int, n_boot: int, level: float) -> s
         "systems": prep.systems,
         "criteria": prep.criteria,
         "weights": [float(x) for x in prep.weights],
-        "pools": [(g.name, g.n_items, g.criteria.tolist()) for g in prep.groups],
+        "pools": [(g.name, g.n_items, g.columns.tolist()) for g in prep.groups],
     }
+    if prep.layout is not None:
+        # Only tables with parts add this entry, so that the key of a table without parts is unchanged.
+        header["parts"] = {
+            "criterion": prep.layout.criterion.tolist(),
+            "part": list(prep.layout.part),
+            "combine": list(prep.layout.combine),
+        }
     h.update(json.dumps(header, sort_keys=True).encode())
     for g in prep.groups:
         obs = ~np.isnan(g.values)

@@ -1,21 +1,45 @@
 """Per-item results: the long table the rank bootstrap resamples, and its canonical array form.
 
-The table has one row per (submission, criterion, item) with the columns :data:`ITEM_COLUMNS` —
+The table has one row per (submission, criterion, item) — per (submission, criterion, part, item) for a
+criterion made of parts (below) — with the columns :data:`ITEM_COLUMNS` —
 ``criterion`` a criteria-table column such as ``"amore/chebi20/kekule/acc_at_1"``, ``item`` the molecule
 id, ``value`` the item's score oriented higher-is-better (for Acc@1, 1.0 when the true match has rank 1,
 else 0.0; a tied rank of 1.5 is a miss). An optional ``dataset`` column names the pool items are resampled
 from; without it, it is the criterion's second ``/`` field (``chebi20``).
 
-- :func:`item_values_from_ranks` builds the table from
+- :func:`leaderboard.ranking.item_ranks.item_values_from_ranks` builds the table from
   :meth:`leaderboard.store.ResultStore.export_item_ranks`.
 - :func:`prepare_items` validates it and arranges it as one value matrix per resampling pool
-  (:class:`PreparedItems`), systems, criteria, pools and items in sorted order, so the input's row order
-  does not matter.
-- :func:`pool_means`, :func:`point_values` and :func:`point_table` give the per-criterion means, rounded
-  to :data:`MEAN_DECIMALS` decimals so that systems with identical per-item values tie exactly whatever
-  the floating-point summation order.
+  (:class:`PreparedItems`), systems, criteria, parts, pools and items in sorted order, so the input's row
+  order does not matter. The matrices hold the *raw columns*: one per criterion without parts, one per
+  (criterion, part) otherwise (:attr:`PreparedItems.columns`, laid out by :class:`PartLayout`).
+- :func:`pool_means` gives the raw columns' means, :func:`combine_parts` turns them into the criteria's
+  values, and :func:`point_values` and :func:`point_table` give the full-data table. Means and combined
+  values are rounded to :data:`MEAN_DECIMALS` decimals so that systems with identical per-item values tie
+  exactly whatever the floating-point summation order.
 
 The resampling itself is :mod:`leaderboard.ranking.uncertainty`. Everything here is pure.
+
+Criteria made of parts
+----------------------
+Most criteria are item means. A criterion that is a function of several per-item means (the prompt
+robustness track's mean over templates, or its spread between the best and the worst template) has rows
+with the optional column ``part`` (``"t1"`` ... ``"t6"``): the rows of each (criterion, part) are averaged
+into a *part mean* exactly as a criterion's rows are otherwise (NaN where a system has no item of the
+part), and the optional column ``combine`` (one value per criterion, default ``"mean"``) says how the part
+means make the criterion's value:
+
+- ``"mean"``: the mean of the part means that are not NaN (NaN if none);
+- ``"range"``: ``-(max - min)`` of the part means that are not NaN (NaN if none, 0 if one), negated so
+  that the table stays higher-is-better (a smaller spread is better). The caller orients the item values
+  higher-is-better (e.g. ``-abs(error)``), as for any criterion.
+
+An empty or missing (NaN) ``part`` means none, an empty or missing ``combine`` means ``"mean"``.
+:func:`prepare_items` refuses a criterion whose rows mix rows with and without a part, that has more than
+one ``combine`` or an unknown one, or that has no parts and a ``combine`` other than ``"mean"`` (it is a
+plain item mean). All the parts of a criterion draw from its one pool, so that one draw of items serves
+every part: an item valid in several templates is paired across them (its value in each part is a row of
+its own).
 """
 
 from __future__ import annotations
@@ -26,11 +50,13 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
+    "COMBINE_METHODS",
     "ITEM_COLUMNS",
     "MEAN_DECIMALS",
     "ItemGroup",
+    "PartLayout",
     "PreparedItems",
-    "item_values_from_ranks",
+    "combine_parts",
     "point_table",
     "point_values",
     "pool_means",
@@ -42,6 +68,8 @@ __all__ = [
 ITEM_COLUMNS: tuple[str, ...] = ("submission", "criterion", "item", "value")
 #: Decimals kept in per-criterion means (identical items => exactly equal means).
 MEAN_DECIMALS = 12
+#: Values of the optional ``combine`` column: how a criterion's part means make its value.
+COMBINE_METHODS: tuple[str, ...] = ("mean", "range")
 
 
 @dataclass(frozen=True)
@@ -54,16 +82,62 @@ class ItemGroup:
         The pool (dataset) name.
     n_items : int
         Number of distinct items in the pool.
-    criteria : numpy.ndarray
-        Column indices into :attr:`PreparedItems.criteria` of the criteria drawn from this pool.
+    columns : numpy.ndarray
+        Indices into :attr:`PreparedItems.columns` of the raw columns drawn from this pool (the criteria
+        themselves when the table has no parts).
     values : numpy.ndarray
-        ``(n_items, n_criteria_in_group * n_systems)``, NaN where not observed.
+        ``(n_items, n_columns_in_group * n_systems)``, NaN where not observed.
     """
 
     name: str
     n_items: int
-    criteria: np.ndarray  # column indices into the criteria list
-    values: np.ndarray  # (n_items, n_criteria_in_group * n_systems), NaN = not observed
+    columns: np.ndarray  # indices into PreparedItems.columns
+    values: np.ndarray  # (n_items, n_columns_in_group * n_systems), NaN = not observed
+
+
+@dataclass(frozen=True)
+class PartLayout:
+    """How the raw columns of a table with parts make its criteria.
+
+    Attributes
+    ----------
+    criterion : numpy.ndarray
+        ``(n_columns,)`` integers: the index into :attr:`PreparedItems.criteria` of each raw column's
+        criterion; non-decreasing, every criterion has at least one column.
+    part : tuple of str
+        The part of each raw column (``""`` for a criterion without parts).
+    combine : tuple of str
+        Per criterion, one of :data:`COMBINE_METHODS`.
+
+    Raises
+    ------
+    ValueError
+        If the arrays disagree in length, a criterion has no column or its columns are not adjacent, or a
+        method is unknown.
+    """
+
+    criterion: np.ndarray
+    part: tuple[str, ...]
+    combine: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        crit = np.asarray(self.criterion)
+        if crit.ndim != 1 or len(crit) != len(self.part):
+            raise ValueError("PartLayout: 'criterion' and 'part' must give one entry per raw column.")
+        if not np.array_equal(np.unique(crit), np.arange(len(self.combine))) or np.any(np.diff(crit) < 0):
+            raise ValueError(
+                "PartLayout: 'criterion' must number the criteria 0, 1, ... in non-decreasing order, each "
+                "criterion owning at least one raw column."
+            )
+        unknown = sorted(set(self.combine) - set(COMBINE_METHODS))
+        if unknown:
+            raise ValueError(
+                f"PartLayout: unknown combine {unknown}; expected one of {list(COMBINE_METHODS)}."
+            )
+
+    def starts(self) -> np.ndarray:
+        """Return the index of each criterion's first raw column."""
+        return np.searchsorted(np.asarray(self.criterion), np.arange(len(self.combine)))
 
 
 @dataclass(frozen=True)
@@ -75,133 +149,31 @@ class PreparedItems:
     systems : list of str
         Submissions, sorted.
     criteria : list of str
-        Criteria, sorted.
+        Criteria, sorted: what Copeland ranks.
     weights : numpy.ndarray
         Weight per criterion (in :attr:`criteria` order).
     groups : tuple of ItemGroup
-        One per resampling pool, in sorted pool order.
+        One per resampling pool, in sorted pool order; their matrices hold the raw columns.
+    layout : PartLayout or None
+        How the raw columns make the criteria; ``None`` when no criterion has parts, and then the raw
+        columns are the criteria.
     """
 
     systems: list[str]
     criteria: list[str]
     weights: np.ndarray
     groups: tuple[ItemGroup, ...]
+    layout: PartLayout | None = None
 
-
-def item_values_from_ranks(
-    ranks: pd.DataFrame,
-    *,
-    metric: str = "acc_at_1",
-    subset: str = "non_trivial",
-    distance: str = "l2",
-    direction: str = "original_to_augmented",
-) -> pd.DataFrame:
-    """Turn per-item ranks (a retrieval track's ``item_ranks`` table) into the table the bootstrap resamples.
-
-    Parameters
-    ----------
-    ranks : pandas.DataFrame
-        Rows of :meth:`leaderboard.store.ResultStore.export_item_ranks`: ``submission, track, dataset,
-        augmentation, distance, direction, id, status, rank``.
-    metric : {"acc_at_1", "acc_at_5", "mrr"}, default "acc_at_1"
-        Per-item score: ``rank <= 1`` (a tied rank of 1.5 is a miss), ``rank <= 5``, or ``1 / rank``.
-    subset : {"non_trivial", "all"}, default "non_trivial"
-        ``non_trivial`` keeps the pairs whose augmented string differs from the original (status
-        ``changed``), the headline; ``all`` keeps every scored pair.
-    distance, direction : str
-        Which retrieval setting to keep (rows of other settings are dropped); defaults are the headline's.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns ``submission, criterion, dataset, item, value`` with ``criterion`` =
-        ``"<track>/<dataset>/<augmentation>/<metric>"`` (the criteria-table column of the headline
-        ranking) and ``dataset`` the resampling pool.
-
-    Raises
-    ------
-    ValueError
-        If a column is missing, ``metric`` or ``subset`` is unknown, or a rank is not a number >= 1.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> ranks = pd.DataFrame(
-    ...     {
-    ...         "submission": ["m", "m", "m"],
-    ...         "track": "amore",
-    ...         "dataset": "chebi20",
-    ...         "augmentation": "kekule",
-    ...         "distance": "l2",
-    ...         "direction": "original_to_augmented",
-    ...         "id": ["a", "b", "c"],
-    ...         "status": ["changed", "changed", "identical"],
-    ...         "rank": [1.0, 1.5, 1.0],
-    ...     }
-    ... )
-    >>> item_values_from_ranks(ranks)["value"].tolist()
-    [1.0, 0.0]
-    """
-    needed = ("submission", "track", "dataset", "augmentation", "id", "status", "rank")
-    missing = [c for c in needed if c not in ranks.columns]
-    if missing:
-        raise ValueError(
-            f"ranks: missing columns {missing}; got {list(map(str, ranks.columns))}. "
-            "Pass the rows of ResultStore.export_item_ranks()."
-        )
-    if subset not in ("non_trivial", "all"):
-        raise ValueError(f"subset must be 'non_trivial' or 'all', got {subset!r}.")
-    rows = ranks
-    if "distance" in rows.columns:
-        rows = rows.loc[rows["distance"] == distance]
-    if "direction" in rows.columns:
-        rows = rows.loc[rows["direction"] == direction]
-    if subset == "non_trivial":
-        rows = rows.loc[rows["status"] == "changed"]
-    rank = pd.to_numeric(rows["rank"], errors="coerce").to_numpy(dtype=float)
-    if np.any(~(rank >= 1.0)):
-        raise ValueError("ranks: column 'rank' must hold numbers >= 1 (1 = the true match ranked first).")
-    if metric == "acc_at_1":
-        value = (rank <= 1.0).astype(float)
-    elif metric == "acc_at_5":
-        value = (rank <= 5.0).astype(float)
-    elif metric == "mrr":
-        value = 1.0 / rank
-    else:
-        raise ValueError(f"metric must be one of 'acc_at_1', 'acc_at_5', 'mrr'; got {metric!r}.")
-    # Build the criterion names once per (track, dataset, augmentation), not once per row.
-    parts = [_category(rows[c]) for c in ("track", "dataset", "augmentation")]
-    combo = (
-        parts[0].cat.codes.to_numpy(np.int64) * len(parts[1].cat.categories)
-        + parts[1].cat.codes.to_numpy(np.int64)
-    ) * len(parts[2].cat.categories) + parts[2].cat.codes.to_numpy(np.int64)
-    combo_code, combo_uniques = pd.factorize(combo, sort=True)
-    names = []
-    for c in combo_uniques:
-        rest, a = divmod(int(c), len(parts[2].cat.categories))
-        t, d = divmod(rest, len(parts[1].cat.categories))
-        names.append(
-            f"{parts[0].cat.categories[t]}/{parts[1].cat.categories[d]}/{parts[2].cat.categories[a]}/{metric}"
-        )
-    return pd.DataFrame(
-        {
-            "submission": _category(rows["submission"]).array,
-            "criterion": pd.Categorical.from_codes(combo_code, names),
-            "dataset": parts[1].array,
-            "item": _category(rows["id"]).array,
-            "value": value,
-        }
-    )
-
-
-def _category(column: pd.Series) -> pd.Series:
-    """Return the column as a categorical of strings, with only the categories it uses."""
-    if not isinstance(column.dtype, pd.CategoricalDtype):
-        column = column.astype(str).astype("category")
-    column = column.cat.remove_unused_categories()
-    if not all(isinstance(c, str) for c in column.cat.categories):
-        column = column.astype(str).astype("category")
-    return column
+    @property
+    def columns(self) -> list[str]:
+        """Names of the raw columns: a criterion without parts, or ``"<criterion>[<part>]"``."""
+        if self.layout is None:
+            return self.criteria
+        return [
+            self.criteria[c] if not p else f"{self.criteria[c]}[{p}]"
+            for c, p in zip(self.layout.criterion.tolist(), self.layout.part, strict=True)
+        ]
 
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
@@ -214,28 +186,109 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     return codes.astype(np.int64), names
 
 
+def _optional_strings(items: pd.DataFrame, name: str) -> np.ndarray | None:
+    """Return an optional column as an object array of strings, ``""`` where missing; ``None`` without it."""
+    if name not in items.columns:
+        return None
+    column = items[name]
+    return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy(dtype=object)).astype(object)
+
+
+def _name_list(names: list[str], mask: np.ndarray) -> list[str]:
+    """Return the first few names where ``mask`` holds, for an error message."""
+    return [names[i] for i in np.flatnonzero(mask)[:5]]
+
+
+def _part_layout(
+    items: pd.DataFrame, crit_code: np.ndarray, criteria: list[str]
+) -> tuple[np.ndarray, PartLayout | None]:
+    """Validate the optional ``part`` and ``combine`` columns; return each row's raw column and the layout.
+
+    Without parts the raw columns are the criteria: the rows keep their criterion codes and the layout is
+    ``None``, so that such a table is arranged exactly as before parts existed.
+    """
+    n_crit = len(criteria)
+    part = _optional_strings(items, "part")
+    has_part = np.zeros(n_crit, dtype=bool)
+    if part is not None:
+        with_part = np.bincount(crit_code, weights=(part != "").astype(float), minlength=n_crit)
+        mixed = (with_part > 0) & (with_part < np.bincount(crit_code, minlength=n_crit))
+        if mixed.any():
+            raise ValueError(
+                f"items: criteria {_name_list(criteria, mixed)} mix rows with and without a 'part'. A "
+                "criterion's rows either all name a part or none does."
+            )
+        has_part = with_part > 0
+    how = np.full(n_crit, "mean", dtype=object)
+    combine = _optional_strings(items, "combine")
+    if combine is not None:
+        comb_code, comb_names = _codes(pd.Series(np.where(combine == "", "mean", combine), dtype=object))
+        pairs = np.unique(crit_code * len(comb_names) + comb_code)
+        pair_crit, pair_comb = np.divmod(pairs, len(comb_names))
+        several = np.bincount(pair_crit, minlength=n_crit) > 1
+        if several.any():
+            c = int(np.flatnonzero(several)[0])
+            raise ValueError(
+                f"items: criterion {criteria[c]!r} has more than one 'combine' value "
+                f"{[comb_names[k] for k in pair_comb[pair_crit == c]]} (empty = 'mean'); give one per "
+                "criterion."
+            )
+        how[pair_crit] = np.array(comb_names, dtype=object)[pair_comb]
+        unknown = ~np.isin(how, COMBINE_METHODS)
+        if unknown.any():
+            c = int(np.flatnonzero(unknown)[0])
+            raise ValueError(
+                f"items: criterion {criteria[c]!r} has an unknown 'combine' {how[c]!r}; expected one of "
+                f"{list(COMBINE_METHODS)}."
+            )
+        plain = (how != "mean") & ~has_part
+        if plain.any():
+            raise ValueError(
+                f"items: criteria {_name_list(criteria, plain)} combine with {sorted(set(how[plain]))} but "
+                "have no 'part'; a criterion without parts is the mean of its items ('combine' empty or "
+                "'mean')."
+            )
+    if not has_part.any():
+        return crit_code, None
+    part_code, part_names = _codes(pd.Series(part, dtype=object))
+    # Raw columns in (criterion, part) order: a criterion's parts are adjacent, and a criterion without
+    # parts (part "") is one column.
+    columns, col_code = np.unique(crit_code * len(part_names) + part_code, return_inverse=True)
+    col_crit, col_part = np.divmod(columns, len(part_names))
+    layout = PartLayout(
+        criterion=col_crit.astype(np.int64),
+        part=tuple(part_names[k] for k in col_part.tolist()),
+        combine=tuple(str(h) for h in how),
+    )
+    return col_code.astype(np.int64).ravel(), layout
+
+
 def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedItems:
     """Validate the per-item table and arrange it as one value matrix per resampling pool.
 
     Parameters
     ----------
     items : pandas.DataFrame
-        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``).
+        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``, ``part`` and
+        ``combine``; see the module docstring).
     weights : pandas.Series or None
         Weight per criterion; ``None`` weighs every criterion 1.
 
     Returns
     -------
     PreparedItems
-        Systems, criteria, weights and one :class:`ItemGroup` per pool, all in sorted order.
+        Systems, criteria, weights, the part layout (``None`` without parts) and one :class:`ItemGroup`
+        per pool, all in sorted order.
 
     Raises
     ------
     TypeError
         If ``items`` is not a DataFrame or ``weights`` not a Series.
     ValueError
-        If a column is missing, a value is not numeric or infinite, a (submission, criterion, item) row
-        repeats, a criterion spans two pools, or a weight is missing, negative or not finite.
+        If a column is missing, a value is not numeric or infinite, a (submission, criterion, part, item)
+        row repeats, a criterion spans two pools, mixes rows with and without a part, has more than one
+        or an unknown ``combine``, or combines other than by ``"mean"`` without parts, or a weight is
+        missing, negative or not finite.
     """
     if not isinstance(items, pd.DataFrame):
         raise TypeError(f"items must be a pandas DataFrame, got {type(items).__name__}.")
@@ -259,6 +312,7 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
 
     sys_code, systems = _codes(items["submission"])
     crit_code, criteria = _codes(items["criterion"])
+    col_code, layout = _part_layout(items, crit_code, criteria)
     if "dataset" in items.columns:
         pool = items["dataset"].astype(str).to_numpy()
     else:
@@ -275,28 +329,33 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
         )
 
     n_sys = len(systems)
+    # Without parts the raw columns are the criteria (col_code is crit_code).
+    col_pool = crit_pool if layout is None else crit_pool[layout.criterion]
     groups: list[ItemGroup] = []
     item_col = items["item"]
     for g, name in enumerate(pools):
         rows = np.flatnonzero(pool_code == g)
         item_code, item_names = _codes(item_col.iloc[rows])
-        crit_idx = np.flatnonzero(crit_pool == g)
-        local = np.full(len(criteria), -1, dtype=np.int64)
-        local[crit_idx] = np.arange(len(crit_idx))
-        col = local[crit_code[rows]] * n_sys + sys_code[rows]
-        flat = item_code * (len(crit_idx) * n_sys) + col
-        seen = np.bincount(flat, minlength=len(item_names) * len(crit_idx) * n_sys)
+        col_idx = np.flatnonzero(col_pool == g)
+        local = np.full(len(col_pool), -1, dtype=np.int64)
+        local[col_idx] = np.arange(len(col_idx))
+        col = local[col_code[rows]] * n_sys + sys_code[rows]
+        flat = item_code * (len(col_idx) * n_sys) + col
+        seen = np.bincount(flat, minlength=len(item_names) * len(col_idx) * n_sys)
         if seen.max(initial=0) > 1:
             first = rows[np.flatnonzero(seen[flat] > 1)[0]]
+            key, part = "criterion", ""
+            if layout is not None:
+                key, part = "criterion, part", f"{layout.part[col_code[first]]!r}, "
             raise ValueError(
-                "items: duplicated (submission, criterion, item) rows, e.g. "
-                f"({systems[sys_code[first]]!r}, {criteria[crit_code[first]]!r}, "
+                f"items: duplicated (submission, {key}, item) rows, e.g. "
+                f"({systems[sys_code[first]]!r}, {criteria[crit_code[first]]!r}, {part}"
                 f"{str(item_col.iloc[first])!r}). "
-                "Each submission has at most one value per criterion and item; drop the repeats."
+                f"Each submission has at most one value per {key} and item; drop the repeats."
             )
-        values = np.full((len(item_names), len(crit_idx) * n_sys), np.nan)
+        values = np.full((len(item_names), len(col_idx) * n_sys), np.nan)
         values[item_code, col] = value[rows]
-        groups.append(ItemGroup(name=name, n_items=len(item_names), criteria=crit_idx, values=values))
+        groups.append(ItemGroup(name=name, n_items=len(item_names), columns=col_idx, values=values))
 
     if weights is None:
         w = np.ones(len(criteria))
@@ -312,11 +371,11 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
         w = weights.reindex(criteria).to_numpy(dtype=float)
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError(f"weights: every weight must be finite and >= 0, got {w.tolist()[:10]}.")
-    return PreparedItems(systems=systems, criteria=criteria, weights=w, groups=tuple(groups))
+    return PreparedItems(systems=systems, criteria=criteria, weights=w, groups=tuple(groups), layout=layout)
 
 
 def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.ndarray:
-    """Per-criterion means of one pool.
+    """Per-column means of one pool (the criteria's means, or the part means of criteria with parts).
 
     Parameters
     ----------
@@ -330,8 +389,8 @@ def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.nd
     Returns
     -------
     numpy.ndarray
-        ``(n_rep, n_systems, n_criteria_in_group)`` (``n_rep`` = 1 for the full data), rounded to
-        :data:`MEAN_DECIMALS` decimals, NaN where a system has no drawn item of a criterion.
+        ``(n_rep, n_systems, n_columns_in_group)`` (``n_rep`` = 1 for the full data), rounded to
+        :data:`MEAN_DECIMALS` decimals, NaN where a system has no drawn item of a column.
     """
     obs = ~np.isnan(group.values)
     filled = np.where(obs, group.values, 0.0)
@@ -343,7 +402,70 @@ def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.nd
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(nobs > 0, sums / np.where(nobs > 0, nobs, 1.0), np.nan)
     means = np.round(means, MEAN_DECIMALS)
-    return means.reshape(len(means), len(group.criteria), n_sys).transpose(0, 2, 1)
+    return means.reshape(len(means), len(group.columns), n_sys).transpose(0, 2, 1)
+
+
+def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
+    """Turn raw column means into the criteria's values.
+
+    Parameters
+    ----------
+    raw : numpy.ndarray
+        ``(n_rep, n_systems, n_columns)`` means of the raw columns (:attr:`PreparedItems.columns`), as
+        :func:`pool_means` gives them; NaN where a system has no item of a column.
+    layout : PartLayout or None
+        How the raw columns make the criteria (:attr:`PreparedItems.layout`); ``None`` when the raw
+        columns are the criteria.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n_rep, n_systems, n_criteria)``. Per criterion: ``"mean"``, the mean of its columns that are
+        not NaN (NaN if none); ``"range"``, minus the range (max - min) of those columns (NaN if none, 0
+        if one). A criterion with one column and ``"mean"`` is that column as is; other values are rounded
+        to :data:`MEAN_DECIMALS` decimals. Without a layout, ``raw`` itself is returned.
+
+    Raises
+    ------
+    ValueError
+        If ``raw`` is not 3-dimensional with one column per raw column of the layout.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> layout = PartLayout(criterion=np.array([0, 0, 0, 1, 1]), part=("t1", "t2", "t3", "t1", "t2"),
+    ...                     combine=("mean", "range"))
+    >>> combine_parts(np.array([[[0.2, 0.4, np.nan, -3.0, -1.0]]]), layout).tolist()
+    [[[0.3, -2.0]]]
+    """
+    if layout is None:
+        return raw
+    raw = np.asarray(raw, dtype=float)
+    n_cols = len(layout.part)
+    if raw.ndim != 3 or raw.shape[2] != n_cols:
+        raise ValueError(
+            f"combine_parts: raw must be (n_rep, n_systems, {n_cols}) for this layout, got {raw.shape}."
+        )
+    starts = layout.starts()
+    single = np.diff(np.append(starts, n_cols)) == 1
+    is_range = np.array([c == "range" for c in layout.combine], dtype=bool)
+    out = np.empty((*raw.shape[:2], len(starts)))
+    # A one-part mean is its part mean, copied rather than recomputed so that it stays bit-identical to
+    # the same criterion given without parts.
+    copy = single & ~is_range
+    out[:, :, copy] = raw[:, :, starts[copy]]
+    if not copy.all():
+        obs = ~np.isnan(raw)
+        n = np.add.reduceat(obs, starts, axis=2, dtype=float)
+        sums = np.add.reduceat(np.where(obs, raw, 0.0), starts, axis=2)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan)
+        # fmin/fmax skip NaN (NaN only when every part is NaN); min - max is the negated range and is +0.0,
+        # not -0.0, for a single part.
+        spread = np.fmin.reduceat(raw, starts, axis=2) - np.fmax.reduceat(raw, starts, axis=2)
+        values = np.round(np.where(is_range, spread, mean), MEAN_DECIMALS)
+        out[:, :, ~copy] = values[:, :, ~copy]
+    return out
 
 
 def point_values(prep: PreparedItems) -> np.ndarray:
@@ -357,34 +479,36 @@ def point_values(prep: PreparedItems) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        ``(n_systems, n_criteria)`` means, NaN where a system has no item of a criterion.
+        ``(n_systems, n_criteria)`` values (see :func:`combine_parts`), NaN where a system has no item of
+        a criterion.
     """
     n_sys = len(prep.systems)
-    out = np.full((n_sys, len(prep.criteria)), np.nan)
+    raw = np.full((1, n_sys, len(prep.columns)), np.nan)
     for group in prep.groups:
-        out[:, group.criteria] = pool_means(None, group, n_sys)[0]
-    return out
+        raw[:, :, group.columns] = pool_means(None, group, n_sys)
+    return combine_parts(raw, prep.layout)[0]
 
 
 def point_table(items: pd.DataFrame) -> pd.DataFrame:
-    """Per-criterion means of the per-item results: the table the bootstrap resamples.
+    """Per-criterion values of the per-item results: the table the bootstrap resamples.
 
     Parameters
     ----------
     items : pandas.DataFrame
-        Per-item results with the columns :data:`ITEM_COLUMNS` (see the module docstring).
+        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``, ``part`` and
+        ``combine``; see the module docstring).
 
     Returns
     -------
     pandas.DataFrame
-        Systems (index ``"submission"``, sorted) x criteria (sorted), the mean of each criterion's items
-        per system (rounded to 12 decimals), NaN where a system has no item of a criterion.
+        Systems (index ``"submission"``, sorted) x criteria (sorted): the mean of each criterion's items
+        per system, or for a criterion with parts the combination of its part means (rounded to 12
+        decimals), NaN where a system has no item of a criterion.
 
     Raises
     ------
     ValueError
-        If a column is missing, a value is not numeric or infinite, or a (submission, criterion, item) row
-        repeats.
+        If the table is malformed (see :func:`prepare_items`).
 
     Examples
     --------

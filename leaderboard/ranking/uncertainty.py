@@ -4,15 +4,19 @@ Input: per-item results in long form, one row per (submission, criterion, item) 
 :data:`ITEM_COLUMNS` — ``criterion`` a criteria-table column such as ``"amore/chebi20/kekule/acc_at_1"``,
 ``item`` the molecule id, ``value`` the item's score oriented higher-is-better (for Acc@1, 1.0 when the
 true match has rank 1, else 0.0; a tied rank of 1.5 is a miss). An optional ``dataset`` column names the
-pool items are resampled from; without it, it is the criterion's second ``/`` field (``chebi20``).
+pool items are resampled from; without it, it is the criterion's second ``/`` field (``chebi20``). Optional
+``part`` and ``combine`` columns make a criterion a function of several per-item means (e.g. the mean over
+prompt templates of per-template means, or minus the spread between the best and worst template; see
+:mod:`leaderboard.ranking.item_table`).
 :func:`item_values_from_ranks` builds this table from :meth:`leaderboard.store.ResultStore.export_item_ranks`;
 :mod:`leaderboard.ranking.item_table` holds the table's validation and canonical form.
 
 Method: for each bootstrap replicate, and for each dataset, draw ``n`` item ids with replacement from that
 dataset's ``n`` ids; the same draw serves every submission and every criterion of the dataset (a paired
 bootstrap: the systems are compared on the same resampled molecules, and an augmentation's criterion uses
-the drawn ids it has, e.g. only the non-trivial pairs). Each criterion's mean is recomputed per submission,
-the table is re-ranked with Copeland (:func:`leaderboard.ranking.copeland_score_array`, same pairwise
+the drawn ids it has, e.g. only the non-trivial pairs). Each criterion's mean is recomputed per submission
+(for a criterion with parts, each part's mean from the same draw, then their mean or negated range), the
+table is re-ranked with Copeland (:func:`leaderboard.ranking.copeland_score_array`, same pairwise
 rules and weights as the leaderboard), and the ranks are collected.
 
 Outputs (:func:`rank_intervals`): each system's point Copeland score and rank (from the full data), the
@@ -34,8 +38,8 @@ Invariants
 ----------
 - Deterministic given ``seed``: one ``numpy.random.Generator(PCG64(seed))``; datasets are drawn in sorted
   order, items within a dataset in sorted id order, so the input's row order does not matter.
-- Means are rounded to 12 decimals, so systems with identical per-item values tie exactly whatever the
-  floating-point summation order.
+- Means (and the values combined from part means) are rounded to 12 decimals, so systems with identical
+  per-item values tie exactly whatever the floating-point summation order.
 - A criterion observed for a submission on no drawn item is missing (NaN) in that replicate and ignored
   pairwise, as in the leaderboard.
 
@@ -61,10 +65,11 @@ import pandas as pd
 
 from leaderboard.ranking.bootstrap_cache import cache_key, read_cache, write_cache
 from leaderboard.ranking.copeland import copeland_ranking
+from leaderboard.ranking.item_ranks import item_values_from_ranks
 from leaderboard.ranking.item_table import (
     ITEM_COLUMNS,
     PreparedItems,
-    item_values_from_ranks,
+    combine_parts,
     point_table,
     point_values,
     pool_means,
@@ -121,7 +126,7 @@ class BootstrapResult:
 
 def _run_bootstrap(prep: PreparedItems, *, seed: int, n_boot: int) -> BootstrapResult:
     """Draw the replicates, re-rank each with Copeland and collect the ranks."""
-    n_sys, n_crit = len(prep.systems), len(prep.criteria)
+    n_sys, n_cols = len(prep.systems), len(prep.columns)
     full = point_values(prep)
     point = copeland_ranking(
         pd.DataFrame(full, index=prep.systems, columns=prep.criteria),
@@ -129,22 +134,23 @@ def _run_bootstrap(prep: PreparedItems, *, seed: int, n_boot: int) -> BootstrapR
     )
     rng = np.random.default_rng(seed)
     ranks = np.empty((n_boot, n_sys), dtype=np.int64)
-    # Replicates in blocks so that the (block, n_systems, n_criteria) means stay bounded in memory; the
+    # Replicates in blocks so that the (block, n_systems, n_columns) means stay bounded in memory; the
     # draws depend only on the seed (blocks are drawn in order, pools in sorted order within a block).
-    block = max(1, min(n_boot, _BLOCK_CELLS // max(1, n_sys * n_crit)))
+    block = max(1, min(n_boot, _BLOCK_CELLS // max(1, n_sys * n_cols)))
     for start in range(0, n_boot, block):
         stop = min(n_boot, start + block)
-        means = np.empty((stop - start, n_sys, n_crit))
+        means = np.empty((stop - start, n_sys, n_cols))
         for group in prep.groups:
             n = group.n_items
             draws = rng.integers(0, n, size=(stop - start, n))
             offsets = (np.arange(stop - start) * n)[:, None]
             counts = np.bincount((draws + offsets).ravel(), minlength=(stop - start) * n)
-            means[:, :, group.criteria] = pool_means(
+            means[:, :, group.columns] = pool_means(
                 counts.reshape(stop - start, n).astype(float), group, n_sys
             )
+        values = combine_parts(means, prep.layout)
         for b in range(stop - start):
-            scores = copeland_score_array(means[b], prep.weights)
+            scores = copeland_score_array(values[b], prep.weights)
             ranks[start + b] = 1 + (scores[None, :] > scores[:, None]).sum(axis=1)
     better = np.zeros((n_sys, n_sys))
     step = max(1, _BLOCK_CELLS // max(1, n_sys * n_sys))
@@ -177,8 +183,8 @@ def bootstrap_ranks(
     Parameters
     ----------
     items : pandas.DataFrame
-        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``), oriented
-        higher-is-better.
+        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``, ``part`` and
+        ``combine``), oriented higher-is-better.
     seed : int
         Seed of the ``numpy.random.Generator``; the same seed and input give the same replicates.
     n_boot : int
@@ -248,8 +254,8 @@ def rank_intervals(
     Parameters
     ----------
     items : pandas.DataFrame
-        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``), oriented
-        higher-is-better; see the module docstring.
+        Per-item results with the columns :data:`ITEM_COLUMNS` (optionally ``dataset``, ``part`` and
+        ``combine``), oriented higher-is-better; see the module docstring.
     seed : int
         Seed of the ``numpy.random.Generator``.
     n_boot : int
@@ -336,11 +342,12 @@ def cached_rank_intervals(
 
     Notes
     -----
-    The key is the sha256 of the canonical per-item data (systems, criteria, datasets, item ids in sorted
-    order and every value, so the row order of `items` does not matter), the weights, ``seed``,
-    ``n_boot``, ``level`` and a method version. The file is ``<cache_dir>/rank_intervals-<key[:32]>.json``
-    (the full key inside is checked on reading); an unreadable or mismatching file is recomputed and
-    overwritten. Side effects: creates `cache_dir` and writes that file atomically.
+    The key is the sha256 of the canonical per-item data (systems, criteria, their parts and combine
+    methods, datasets, item ids in sorted order and every value, so the row order of `items` does not
+    matter), the weights, ``seed``, ``n_boot``, ``level`` and a method version. The file is
+    ``<cache_dir>/rank_intervals-<key[:32]>.json`` (the full key inside is checked on reading); an
+    unreadable or mismatching file is recomputed and overwritten. Side effects: creates `cache_dir` and
+    writes that file atomically.
     """
     _check_params(seed, n_boot, level)
     prep = prepare_items(items, weights)
@@ -358,5 +365,8 @@ def cached_rank_intervals(
         "criteria": prep.criteria,
         "weights": dict(zip(prep.criteria, map(float, prep.weights), strict=True)),
     }
+    if prep.layout is not None:
+        params["columns"] = prep.columns
+        params["combine"] = dict(zip(prep.criteria, prep.layout.combine, strict=True))
     write_cache(path, key, params, frame, _INTERVAL_TYPES)
     return frame

@@ -9,8 +9,13 @@ bench-generation``) times, on the same prompts and the same batches:
    adapter: prompt building, the adapter's batching, stop strings, token counts, ``completions.jsonl``.
 
 and prints both, their ratio (target ≤ 1.15) and OPSIN's parsing rate (names/s, batched) on the same data
-set's names. Without ``--model`` a small random GPT-2 (4 layers, 256 wide, character tokenizer) is built in a
-temporary folder, so the bench needs no download; pass a real checkpoint folder to measure a real model (on a
+set's names. Then the prompt-robustness track (T4) on the same molecules: its whole run (every template's
+prompts in one stream, batched by length across templates) against each template's prompts generated on
+their own — the generation cost per template (seconds, prompt and answer tokens per question) and what
+one stream saves over asking template by template.
+
+Without ``--model`` a small random GPT-2 (4 layers, 256 wide, character tokenizer) is built in a temporary
+folder, so the bench needs no download; pass a real checkpoint folder to measure a real model (on a
 GPU when one is present). The data set is the embedded ``pubchem-names`` (built from installed packages).
 """
 
@@ -106,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         parsed = names_to_smiles(names)
         opsin_s = time.perf_counter() - started
+        t4 = _t4_costs(adapter, subset, tmp_dir / "t4")
     model = "random GPT-2" if args.model is None else args.model
     print(f"T3 generation bench: {len(questions)} prompts ({args.items} molecules × tasks × "
           f"representations), batch size {args.batch_size}, model {model}")  # fmt: skip
@@ -115,7 +121,50 @@ def main(argv: list[str] | None = None) -> int:
     ok = sum(p is not None for p in parsed)
     print(f"  OPSIN                      {len(names) / opsin_s:8.1f} names/s ({ok}/{len(names)} parsed, "
           f"{opsin_s:.1f} s, one JVM per batch)")  # fmt: skip
+    _print_t4(t4)
     return 0
+
+
+def _t4_costs(adapter, records: list[dict[str, str]], out: Path) -> dict:
+    """Time T4's run (one stream) and each template's prompts alone, on the same adapter and molecules."""
+    from evaluators.datasets import LoadedDataset
+    from evaluators.schema import TrackOptions
+    from evaluators.tracks.prompt_robustness import PromptRobustnessTrack
+
+    out.mkdir()
+    track = PromptRobustnessTrack(TrackOptions())
+    questions = track.questions(records)
+    started = time.perf_counter()
+    result = track.run(adapter, LoadedDataset(molecules=[], skipped=[], records=records), out_dir=out,
+                       log=lambda line: None)  # fmt: skip
+    whole_s = time.perf_counter() - started
+    per_template: dict[str, dict[str, float]] = {}
+    for template in dict.fromkeys(q.template for q in questions):
+        requests = [q.request for q in questions if q.template == template]
+        started = time.perf_counter()
+        done = adapter.generate(requests)
+        per_template[template] = {
+            "n": len(requests),
+            "seconds": time.perf_counter() - started,
+            "prompt_tokens": sum(c.prompt_tokens or 0 for c in done) / len(done),
+            "completion_tokens": sum(c.completion_tokens or 0 for c in done) / len(done),
+        }
+    return {"n": len(questions), "whole_s": whole_s, "generated": result["counts"]["n_generated"],
+            "templates": per_template}  # fmt: skip
+
+
+def _print_t4(t4: dict) -> None:
+    templates = t4["templates"]
+    alone = sum(t["seconds"] for t in templates.values())
+    print(f"T4 generation cost: {t4['n']} prompts ({len(templates)} templates × tasks × representations), "
+          f"{t4['generated']} generated")  # fmt: skip
+    print("  template  prompts  seconds  prompts/s  prompt tok/q  answer tok/q")
+    for name, t in templates.items():
+        print(f"  {name:<8} {t['n']:8d} {t['seconds']:8.2f} {t['n'] / t['seconds']:10.1f} "
+              f"{t['prompt_tokens']:13.1f} {t['completion_tokens']:13.1f}")  # fmt: skip
+    print(f"  templates one by one       {alone:8.2f} s")
+    print(f"  T4 run (one stream)        {t4['whole_s']:8.2f} s   ratio {t4['whole_s'] / alone:.3f} "
+          "(< 1: batching across templates saves)")
 
 
 if __name__ == "__main__":

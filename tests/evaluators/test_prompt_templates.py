@@ -18,7 +18,8 @@ SETS = load_template_sets()
 
 def test_every_task_has_enough_distinct_templates_with_ids() -> None:
     assert {s.task for s in SETS} >= {"formula", "molecular_weight", "lipinski", "hydration_free_energy",
-                                      "iupac_to_smiles", "smiles_to_iupac", "forward_reaction"}  # fmt: skip
+                                      "aqueous_solubility", "iupac_to_smiles", "smiles_to_iupac",
+                                      "forward_reaction"}  # fmt: skip
     for s in SETS:
         assert len(s.templates) >= MIN_TEMPLATES, s.task
         assert len({t.id for t in s.templates}) == len(s.templates)
@@ -84,6 +85,16 @@ def test_a_per_representation_field_must_name_every_representation(tmp_path) -> 
     del reaction["instruction"]["formula"]
     path = tmp_path / "templates.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    with pytest.raises(ValueError, match=r"task 'forward_reaction'.*instruction must be a string or a mapping "
-                       r"with exactly the keys \['smiles', 'iupac', 'formula'\]"):
+    with pytest.raises(ValueError, match=r"task 'forward_reaction'.*instruction must be a string or a "
+                       r"mapping with exactly the keys \['smiles', 'iupac', 'formula'\]"):
         load_template_sets(path)
+
+
+def test_the_solubility_task_is_numeric_in_smiles_only_and_naming_needs_a_named_set() -> None:
+    by_task = {s.task: s for s in SETS}
+    solubility = by_task["aqueous_solubility"]
+    assert solubility.numeric and solubility.representations == ("smiles",)
+    assert solubility.fields == ("smiles", "log_solubility")
+    assert "log10" in solubility.instruction["smiles"] and "mol/L" in solubility.instruction["smiles"]
+    # Naming is posed where the set names its molecules: not on reaction products or the solubility set.
+    assert by_task["smiles_to_iupac"].fields == ("smiles", "iupac")

@@ -1,4 +1,4 @@
-"""T3 data sets (evaluators/datasets.py): records of the real files, their format errors, and the host's copy.
+"""T3 data sets (evaluators/text_datasets.py): records of the real files, format errors, the host's copy.
 
 The two downloaded sets come through ``benchmark_data`` (the mirror ``CHEMROBUST_DATA_DIR`` holds them as
 ``smiles_iupac/`` and ``reactions_smiles_iupac/``); ``freesolv`` is built into a temporary state folder.
@@ -25,7 +25,7 @@ T3_SETS = ("pubchem-names", "smiles-iupac-pairs", "reactions-smiles-iupac", "fre
 @pytest.mark.parametrize("name", T3_SETS)
 def test_t3_sets_are_registered_with_pinned_files_and_records(name: str) -> None:
     spec = DATASETS.get(name)
-    assert spec.tracks == ("consistency",)
+    assert spec.tracks == ("consistency", "prompt_robustness")
     assert spec.records is not None
     assert spec.description and spec.source and spec.license and spec.citation
     for data_file in spec.files:

@@ -1,0 +1,294 @@
+"""The prompt-robustness track's (T4) site extension: spread tables, per-template scores, rank flips.
+
+Registered as ``EXTENSIONS["prompt_robustness"]``. Per data set, the track page gets
+
+- one table per task: each model's primary score per representation as mean ± SD over the templates, the
+  worst and the best template, the spread (best − worst) and the validity;
+- a strip plot per data set: every template's score per model, one panel per task and representation, so
+  a wide spread is seen at a glance;
+- the rank flips: per task and representation, each model's rank under each template, the Kendall τ-b
+  between the templates' rankings and how many template pairs reverse at least one pair of models
+  (:mod:`leaderboard.ranking.stability`);
+- the templates themselves, word for word.
+
+References
+----------
+.. [1] ChemDIRT: chemistry tasks with varied instructions and representations
+   (``../shared/papers/chemdirt-instruction-representation-benchmark.txt``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from evaluators.tracks.prompt_robustness import ITEMS_PER_DATASET, SETS, TRACK
+from leaderboard.markdown import code, esc, table
+from leaderboard.ranking.stability import ranking_stability
+from leaderboard.site.blocks import Figures
+from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.figures import display_name, legend, submission_colours
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import track
+
+ANSWERS = "template_answers"
+_SETS = {s.task: s for s in SETS}
+
+
+def _label(dimension: str, value: str) -> str:
+    return track(TRACK).dimension(dimension).label(value)
+
+
+def _primary(task: str) -> str:
+    s = _SETS.get(task)
+    return "mae" if s is not None and s.numeric else "accuracy"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{float(value):.{digits}f}"
+
+
+def _frame(data: SiteData, dataset: str) -> pd.DataFrame:
+    rows = data.track_results(TRACK)
+    return rows.loc[rows["dataset"] == dataset]
+
+
+def _per_template(rows: pd.DataFrame, task: str, representation: str) -> pd.DataFrame:
+    """``model, template, score`` rows of one task and representation (the primary score)."""
+    sel = rows.loc[(rows["task"] == task) & (rows["representation"] == representation)
+                   & (rows["template"] != "-") & (rows["metric"] == _primary(task))]  # fmt: skip
+    return pd.DataFrame({"model": sel["submission"].astype(str), "template": sel["template"].astype(str),
+                         "score": sel["value"].astype(float)})  # fmt: skip
+
+
+def _combos(rows: pd.DataFrame) -> list[tuple[str, str]]:
+    """(task, representation) pairs present, in declaration order."""
+    present = set(zip(rows["task"].astype(str), rows["representation"].astype(str), strict=True))
+    return [(s.task, r) for s in SETS for r in s.representations if (s.task, r) in present]
+
+
+def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
+    """Spread tables, the per-template strip plot, rank flips and the templates of one data set."""
+    rows = _frame(data, dataset)
+    if rows.empty:
+        return []
+    summary = rows.loc[rows["template"] == "-"]
+    values = {(str(s), str(t), str(r), str(m)): float(v) for s, t, r, m, v in zip(
+        summary["submission"], summary["task"], summary["representation"], summary["metric"],
+        summary["value"], strict=True)}  # fmt: skip
+    subs = data.order({str(s) for s in rows["submission"].unique()})
+    combos = _combos(rows)
+    out = ["### Scores over templates", "",
+           f"Each question was asked in {len(SETS[0].templates)} wordings about the same "
+           f"{ITEMS_PER_DATASET} molecules (a fixed seeded sample). Accuracy: exact match, an invalid answer "
+           "counts as wrong; MAE: over the valid answers only. *Spread* is the best minus the worst "
+           "template: how much the score depends on the wording (lower is better; a model that is always "
+           "wrong has no spread, so read it with the mean).", ""]  # fmt: skip
+    for task in dict.fromkeys(t for t, _ in combos):
+        p = _primary(task)
+        out += [f"#### {esc(_label('task', task))}", ""]
+        header = ["Model", "Representation", f"{'MAE' if p == 'mae' else 'accuracy'} mean ± SD",
+                  "worst", "best", "spread (↓)", "validity"]  # fmt: skip
+        body = []
+        for sub in subs:
+            for t, rep in combos:
+                mean = values.get((sub, task, rep, f"{p}_mean"))
+                if t != task or mean is None:
+                    continue
+                best = values.get((sub, task, rep, f"{p}_min" if p == "mae" else f"{p}_max"))
+                body.append([
+                    esc(data.name(sub)), esc(_label("representation", rep)),
+                    f"{_num(mean)} ± {_num(values.get((sub, task, rep, f'{p}_sd')))}",
+                    _num(values.get((sub, task, rep, f"{p}_worst"))), _num(best),
+                    _num(values.get((sub, task, rep, f"{p}_spread"))),
+                    _num(values.get((sub, task, rep, "validity_mean"))),
+                ])  # fmt: skip
+        out += [table(header, body, align=["l", "l", "r", "r", "r", "r", "r"]), ""]
+    out += ["### Score per template", ""]
+    out += figures.block(
+        _strips(rows, combos, subs, data),
+        TRACK,
+        dataset,
+        "templates",
+        caption="Every template's score per model (one dot per template; hover for its id): a tall column "
+        "of dots is a model whose answer depends on the wording. Accuracy panels run 0–1, MAE panels "
+        "from 0 up (lower is better).",
+    )
+    out += _flips(rows, combos, data)
+    out += ["Every template, word for word: [methodology](../methodology.md#prompt_robustness).", ""]
+    return out
+
+
+def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
+            data: SiteData) -> dict[str, Any] | None:  # fmt: skip
+    """One panel per (task, representation), stacked one per row (readable on a phone)."""
+    if not combos:
+        return None
+    colours = submission_colours(subs)
+    names = {s: data.name(s) for s in subs}
+    n = len(combos)
+    gap = 0.5 / n
+    height = (1.0 - gap * (n - 1)) / n
+    traces: list[dict[str, Any]] = []
+    layout: dict[str, Any] = {"height": 160 * n + 120, "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+                              "hovermode": "closest", "legend": legend(-40 / (160 * n + 120)),
+                              "annotations": []}  # fmt: skip
+    for k, (task, rep) in enumerate(combos):
+        axis = "" if k == 0 else str(k + 1)
+        top = 1.0 - k * (height + gap)
+        scores = _per_template(rows, task, rep)
+        for sub in subs:
+            mine = scores.loc[scores["model"] == sub]
+            if mine.empty:
+                continue
+            traces.append({
+                "type": "scatter", "mode": "markers", "x": [display_name(names, sub)] * len(mine),
+                "y": [round(float(v), 4) for v in mine["score"]], "text": list(mine["template"]),
+                "name": display_name(names, sub), "legendgroup": sub, "showlegend": k == 0,
+                "marker": {"color": colours[sub], "size": 8, "opacity": 0.8},
+                "xaxis": f"x{axis}", "yaxis": f"y{axis}",
+                "hovertemplate": "%{text}: %{y:.3f}<extra>%{x}</extra>",
+            })  # fmt: skip
+        metric = "MAE" if _primary(task) == "mae" else "accuracy"
+        layout[f"xaxis{axis}"] = {"domain": [0, 1], "anchor": f"y{axis}", "showticklabels": False,
+                                  "type": "category"}  # fmt: skip
+        scale = {"range": [-0.05, 1.05]} if metric == "accuracy" else {"rangemode": "tozero"}
+        layout[f"yaxis{axis}"] = {"domain": [max(0.0, top - height), top], "anchor": f"x{axis}",
+                                  "title": {"text": metric}, **scale}  # fmt: skip
+        layout["annotations"].append({
+            "text": f"{_label('task', task)} · {_label('representation', rep)}", "showarrow": False,
+            "xref": "paper", "yref": "paper", "x": 0, "y": top, "xanchor": "left", "yanchor": "bottom",
+        })  # fmt: skip
+    return {"data": traces, "layout": layout} if traces else None
+
+
+def _flips(rows: pd.DataFrame, combos: list[tuple[str, str]], data: SiteData) -> list[str]:
+    """Rank stability across templates, and the per-template ranks where a template reorders models."""
+    out = ["### Rank flips", "",
+           "Does the model ranking survive a change of wording? Per task and representation: the mean and "
+           "lowest Kendall τ-b between the model rankings under two templates (1 = the same order), and "
+           "how many of the template pairs reverse at least one pair of models.", ""]  # fmt: skip
+    body, detail = [], []
+    for task, rep in combos:
+        scores = _per_template(rows, task, rep)
+        models = scores["model"].nunique()
+        if models < 2:
+            continue
+        higher = _primary(task) != "mae"
+        stab = ranking_stability(scores.assign(score=scores["score"] if higher else -scores["score"]))
+        body.append([esc(_label("task", task)), esc(_label("representation", rep)), str(models),
+                     _num(stab["mean_tau"]), _num(stab["min_tau"]),
+                     f"{stab['n_reversing_pairs']} of {stab['n_template_pairs']}"])  # fmt: skip
+        if stab["n_reversing_pairs"]:
+            detail += _rank_table(scores, higher, task, rep, data)
+    if not body:
+        return out[:2] + ["Fewer than two models answered any task of this data set.", ""]
+    out += [table(["Task", "Representation", "Models", "mean τ-b", "lowest τ-b", "pairs that flip"], body,
+                  align=["l", "l", "r", "r", "r", "r"]), ""]  # fmt: skip
+    if detail:
+        out += detail
+    else:
+        out += ["No change of wording reorders any two models here.", ""]
+    return out
+
+
+def _rank_table(scores: pd.DataFrame, higher: bool, task: str, rep: str, data: SiteData) -> list[str]:
+    wide = scores.pivot(index="model", columns="template", values="score")
+    ranks = wide.rank(ascending=not higher, method="min")
+    order = wide.mean(axis=1).sort_values(ascending=not higher).index
+    templates = list(wide.columns)
+    body = [[esc(data.name(str(m)))] + [_rank(ranks.at[m, t]) for t in templates] for m in order]
+    return [f"**{esc(_label('task', task))} · {esc(_label('representation', rep))}** — rank of each model "
+            "under each template (1 = best):", "",
+            table(["Model", *[code(t) for t in templates]], body, align=["l"] + ["r"] * len(templates)),
+            ""]  # fmt: skip
+
+
+def _rank(value: Any) -> str:
+    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else str(int(value))
+
+
+def item_values(data: SiteData) -> pd.DataFrame | None:
+    """Per-item, per-template terms of the headline criteria, for the rank bootstrap.
+
+    Every criterion is a function of the per-template means (``part`` = template): the mean over templates
+    (``combine`` mean) or the spread, best − worst (``combine`` range, negated by the bootstrap so that a
+    smaller spread ranks higher). Accuracy items are 1/0 (invalid = 0); MAE items are −|error| of the valid
+    answers (oriented higher-is-better), so each template's MAE is the mean over its own valid answers.
+    """
+    answers = data.tables.get(ANSWERS)
+    if answers is None or answers.empty:
+        return None
+    mine = answers.loc[answers["track"].astype(str) == TRACK]
+    score = pd.to_numeric(mine["score"], errors="coerce")
+    keep = score.notna()
+    mine, score = mine.loc[keep], score.loc[keep]
+    if mine.empty:
+        return None
+    numeric = mine["task"].astype(str).map(lambda t: _primary(t) == "mae")
+    value = score.where(~numeric, -score)
+    base = (TRACK + "/" + mine["dataset"].astype(str) + "/" + mine["task"].astype(str) + "/"
+            + mine["representation"].astype(str) + "/")  # fmt: skip
+    metric = numeric.map({True: "mae", False: "accuracy"})
+    frames = []
+    for stat, combine in (("mean", "mean"), ("spread", "range")):
+        frames.append(pd.DataFrame({
+            "submission": mine["submission"].astype(str), "criterion": base + metric + f"_{stat}",
+            "dataset": mine["dataset"].astype(str), "item": mine["id"].astype(str),
+            "part": mine["template"].astype(str), "combine": combine, "value": value.astype(float),
+        }))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def methodology() -> list[str]:
+    """T4's design, metrics and every template, word for word."""
+    out = [
+        "The prompt-robustness track [1] asks every question in six wordings (templates, written by the "
+        "maintainers and reviewed like code: `evaluators/tracks/prompt_templates.json`) and, where the "
+        "data allow, in SMILES and as an IUPAC name (reactions also as molecular formulas). Every template "
+        "of a task names the same inputs and ends with the same answer-format sentence; only the wording "
+        f"differs. Each data set contributes a fixed sample of {ITEMS_PER_DATASET} records "
+        "(the first in sha256(seed | id) order). Answers are extracted and normalised by fixed rules, as "
+        "in the consistency track; no judge model.",
+        "",
+        table(
+            ["Metric", "Definition"],
+            [
+                ["validity", "share of answers that normalise; an invalid answer is counted, never scored "
+                 "as a zero error"],
+                ["accuracy", "exact match (canonical SMILES with stereo; formula element counts; yes/no); "
+                 "invalid = wrong"],
+                ["Tanimoto (MACCS, Morgan r=2 bits / counts, RDKit)", "mean over valid structure answers"],
+                ["element cosine, atom F1", "mean over valid formula answers"],
+                ["MAE, RMSE", "over valid numeric answers"],
+                ["mean, SD, min, max, worst", "of the per-template accuracy (or MAE); SD is the "
+                 "population SD; worst = min accuracy or max MAE"],
+                ["spread (headline, ↓)", "best − worst template; lower = less sensitive to wording"],
+                ["rank flips", "Kendall τ-b between per-template model rankings; template pairs that "
+                 "reverse at least one pair of models"],
+            ],
+        ),  # fmt: skip
+        "",
+        "Retrosynthesis is not asked: a product has many valid routes and the data record one, so there is "
+        "no exact ground truth.",
+        "",
+    ]
+    for s in SETS:
+        out += [f"**{esc(s.label)}** (`{esc(s.task)}`; answer: "
+                f"{esc(', '.join(sorted(set(s.answer.values()))))}; asked as "
+                f"{esc(', '.join(_label('representation', r) for r in s.representations))}). "
+                "Instruction appended to every template: "
+                f"{' / '.join(code(i) for i in dict.fromkeys(s.instruction.values()))}", ""]  # fmt: skip
+        out += [table(["Id", "Template"], [[code(t.id), esc(t.text.replace(chr(10), ' ⏎ '))]
+                                          for t in s.templates]), ""]  # fmt: skip
+    out += ["References: [1] ChemDIRT, chemistry tasks with varied instructions and representations.", ""]
+    return out
+
+
+EXTENSIONS.register(TRACK)(
+    Extension(track_sections=track_sections, item_values=item_values, methodology=methodology)
+)

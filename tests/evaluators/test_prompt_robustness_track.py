@@ -1,0 +1,504 @@
+"""The prompt-robustness track (T4): what it asks, and how the host scores a model across wordings.
+
+Every test runs the host half on small real molecules (RDKit; OPSIN through Java for names): an oracle
+must score perfectly under every template, a model that only understands some wordings must get exactly
+the hand-computed statistics over templates, messy but right completions must be read as right, and a
+hostile ``completions.jsonl`` must neither crash the scoring nor reach outside ``out_dir``.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import importlib.util
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+from rdkit import Chem
+from rdkit.Chem import Descriptors, rdMolDescriptors
+
+import evaluators.datasets as datasets
+from evaluators.adapters import GenerativeAdapter
+from evaluators.datasets import LoadedDataset
+from evaluators.schema import TrackOptions, TrackResult
+from evaluators.tracks.prompt_robustness import (
+    ANSWERS,
+    COMPLETIONS,
+    ITEMS_PER_DATASET,
+    PromptRobustnessTrack,
+    sample,
+)
+from evaluators.tracks.prompt_templates import load_template_sets
+
+MOLECULES = [
+    {"id": "1", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},
+    {"id": "2", "smiles": "CC(=O)O", "iupac": "acetic acid", "value": "-6.7"},
+    {"id": "3", "smiles": "c1ccccc1", "iupac": "benzene", "value": "-0.9"},
+    {"id": "4", "smiles": "CC(=O)Oc1ccccc1C(=O)O", "iupac": "2-acetyloxybenzoic acid", "value": "-9.9"},
+    {"id": "5", "smiles": "C" * 40, "iupac": "tetracontane", "value": "-4.0"},  # MW > 500, logP > 5: no
+]
+REACTIONS = [
+    {"id": "r1", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac": "acetic acid.ethanol",
+     "product_smiles": "CC(=O)OCC"},
+    {"id": "r2", "reactants_smiles": "CCO.CC(=O)Cl", "reactants_iupac": "ethanol.acetyl chloride",
+     "product_smiles": "CCOC(C)=O"},
+    {"id": "r3", "reactants_smiles": "c1ccccc1.O=[N+]([O-])O", "reactants_iupac": "benzene.nitric acid",
+     "product_smiles": "O=[N+]([O-])c1ccccc1"},
+]  # fmt: skip
+TRACK = PromptRobustnessTrack(TrackOptions())
+TEMPLATES = ("t1", "t2", "t3", "t4", "t5", "t6")
+#: (task, representation) pairs each data set poses.
+MOLECULE_CELLS = {
+    ("formula", "smiles"), ("formula", "iupac"), ("molecular_weight", "smiles"),
+    ("molecular_weight", "iupac"), ("lipinski", "smiles"), ("lipinski", "iupac"),
+    ("hydration_free_energy", "smiles"), ("hydration_free_energy", "iupac"), ("iupac_to_smiles", "iupac"),
+    ("smiles_to_iupac", "smiles"),
+}  # fmt: skip
+REACTION_CELLS = {("forward_reaction", rep) for rep in ("smiles", "iupac", "formula")}
+NUMERIC = {"molecular_weight", "hydration_free_energy"}
+#: Cells whose answers are structures (Tanimoto similarities).
+STRUCTURES = {("iupac_to_smiles", "iupac"), ("smiles_to_iupac", "smiles"), ("forward_reaction", "smiles"),
+              ("forward_reaction", "iupac")}  # fmt: skip
+
+
+def _result() -> TrackResult:
+    return TrackResult("model", "prompt_robustness", 1, "toy", "0" * 8, "0" * 8, 0, rows=(), counts={})
+
+
+def _record(records, item: str) -> dict[str, str]:
+    return next(r for r in records if r["id"] == item)
+
+
+def _write(out: Path, lines) -> None:
+    out.mkdir(exist_ok=True)
+    (out / COMPLETIONS).write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def _serve(monkeypatch, records) -> None:
+    """Make ``load_records`` return (copies of) ``records``, whatever the data set."""
+    monkeypatch.setattr(
+        datasets, "load_records", lambda name, data_dir, limit=None: [dict(r) for r in records]
+    )
+
+
+def _score(tmp_path: Path, monkeypatch, records, answer, *, out: Path | None = None):
+    """Write ``answer(question)`` for every question, score on the host; return (rows by key, out, result)."""
+    _serve(monkeypatch, records)
+    out = out or tmp_path / "out"
+    _write(out, [json.dumps({"id": q.request.id, "completion": answer(q), "finish_reason": "stop"})
+                 for q in TRACK.questions(records)])  # fmt: skip
+    scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
+    return _by_key(scored), out, scored
+
+
+def _by_key(scored: TrackResult) -> dict[tuple[str, str, str, str], float]:
+    rows = {}
+    for r in scored.rows:
+        dims = dict(r.dims)
+        rows[(dims["task"], dims["representation"], dims["template"], r.metric)] = r.value
+    return rows
+
+
+def _table(out: Path) -> list[dict[str, str]]:
+    with gzip.open(out / ANSWERS, "rt", encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _truth_text(q, records) -> str:
+    """The right answer to ``q``, written as a model would (kind per representation)."""
+    record = _record(records, q.item)
+    task = q.task.task
+    if task == "forward_reaction":
+        product = Chem.MolFromSmiles(record["product_smiles"])
+        return rdMolDescriptors.CalcMolFormula(product) if q.kind == "formula" else record["product_smiles"]
+    mol = Chem.MolFromSmiles(record["smiles"])
+    if task == "formula":
+        return rdMolDescriptors.CalcMolFormula(mol)
+    if task == "molecular_weight":
+        return repr(Descriptors.MolWt(mol))
+    if task == "lipinski":
+        return "yes" if record["id"] != "5" else "no"
+    if task == "hydration_free_energy":
+        return record["value"]
+    if task == "iupac_to_smiles":
+        return record["smiles"]
+    if task == "smiles_to_iupac":
+        return record["iupac"]
+    raise AssertionError(task)
+
+
+def _wrong_text(q) -> str:
+    """A valid structure or formula answer that is wrong for every record."""
+    return {"formula": "C99", "smiles": "ClCCl", "name": "methane"}[q.kind]
+
+
+# --------------------------------------------------------------------------------------------------------
+# Scores
+
+
+@pytest.mark.parametrize(("records", "cells"), [(MOLECULES, MOLECULE_CELLS), (REACTIONS, REACTION_CELLS)],
+                         ids=["molecules", "reactions"])  # fmt: skip
+def test_an_oracle_scores_perfectly_under_every_template(tmp_path, monkeypatch, records, cells) -> None:
+    rows, _, scored = _score(tmp_path, monkeypatch, records, lambda q: _truth_text(q, records))
+    assert {(task, rep) for task, rep, _, _ in rows} == cells
+    for r in scored.rows:
+        assert tuple(name for name, _ in r.dims) == ("task", "representation", "template")
+        if r.metric != "n_items":  # per template and over templates
+            summary = r.metric.endswith(("_mean", "_sd", "_min", "_max", "_worst", "_spread"))
+            assert (dict(r.dims)["template"] == "-") == summary, r
+    for task, rep in cells:
+        for t in TEMPLATES:
+            assert rows[(task, rep, t, "validity")] == 1.0, (task, rep, t)
+            assert rows[(task, rep, t, "n_items")] == len(records)
+        assert rows[(task, rep, "-", "validity_mean")] == 1.0
+        assert rows[(task, rep, "-", "n_items")] == len(records)
+        if task in NUMERIC:
+            assert rows[(task, rep, "-", "mae_mean")] == pytest.approx(0.0, abs=1e-9)
+            assert rows[(task, rep, "-", "mae_spread")] == pytest.approx(0.0, abs=1e-9)
+            assert (task, rep, "-", "accuracy_mean") not in rows
+            for t in TEMPLATES:
+                assert rows[(task, rep, t, "rmse")] == pytest.approx(0.0, abs=1e-9)
+            continue
+        for stat, value in (("mean", 1.0), ("sd", 0.0), ("min", 1.0), ("max", 1.0), ("worst", 1.0),
+                            ("spread", 0.0)):  # fmt: skip
+            assert rows[(task, rep, "-", f"accuracy_{stat}")] == value, (task, rep, stat)
+        for t in TEMPLATES:
+            assert rows[(task, rep, t, "accuracy")] == 1.0
+            if (task, rep) in STRUCTURES:
+                for fp in ("maccs", "morgan2_bits", "morgan2_counts", "rdkit"):
+                    assert rows[(task, rep, t, f"tanimoto_{fp}")] == pytest.approx(1.0)
+            elif task == "formula" or rep == "formula":
+                assert rows[(task, rep, t, "element_cosine")] == pytest.approx(1.0)
+                assert rows[(task, rep, t, "atom_f1")] == pytest.approx(1.0)
+    assert scored.counts["n_malformed_lines"] == 0 and scored.counts["n_missing_completions"] == 0
+
+
+def _sensitive(q) -> str:
+    """Right under t1-t3; wrong under t4; empty under t5; under t6 right on items 1 and 2, else no answer."""
+    right = _truth_text(q, MOLECULES)
+    if q.template in ("t1", "t2", "t3"):
+        return right
+    if q.template == "t5":
+        return ""
+    if q.kind == "number":
+        if q.template == "t4":
+            return repr(float(right) + 1.0)  # every answer off by 1
+        return repr(float(right) - 3.0) if q.item in ("1", "2") else "unknown"  # off by 3, or no number
+    if q.template == "t4":
+        if q.kind == "label":
+            return "no" if right == "yes" else "yes"
+        return _wrong_text(q)
+    return right if q.item in ("1", "2") else "I don't know"
+
+
+def test_a_template_sensitive_model_gets_the_hand_computed_statistics(tmp_path, monkeypatch) -> None:
+    rows, _, _ = _score(tmp_path, monkeypatch, MOLECULES, _sensitive)
+    for task, rep in MOLECULE_CELLS:
+        # Validity per template: 1, 1, 1, 1 (wrong but valid), 0 (empty), 2/5 (t6: items 1 and 2 only).
+        validity = [rows[(task, rep, t, "validity")] for t in TEMPLATES]
+        assert validity == pytest.approx([1, 1, 1, 1, 0, 0.4]), (task, rep)
+        assert rows[(task, rep, "-", "validity_mean")] == pytest.approx(4.4 / 6)
+        if task in NUMERIC:
+            # MAE over the valid answers only: t1-t3 0, t4 1, t6 3 (the 3 invalid answers are not errors of 0,
+            # which would give 1.2); t5 has no valid answer, hence no MAE, and it is left out of the stats.
+            mae = [rows.get((task, rep, t, "mae")) for t in TEMPLATES]
+            assert mae == pytest.approx([0, 0, 0, 1, None, 3])
+            assert rows[(task, rep, "t6", "rmse")] == pytest.approx(3.0)
+            # Over [0, 0, 0, 1, 3]: mean 4/5; population variance (3·0.8² + 0.2² + 2.2²)/5 = 6.8/5 = 1.36.
+            expected = {"mean": 0.8, "sd": math.sqrt(1.36), "min": 0.0, "max": 3.0, "worst": 3.0,
+                        "spread": 3.0}  # fmt: skip
+            for stat, value in expected.items():
+                assert rows[(task, rep, "-", f"mae_{stat}")] == pytest.approx(value), (task, rep, stat)
+            continue
+        # Accuracy per template (invalid = wrong): 1, 1, 1, 0, 0, 2/5.
+        accuracy = [rows[(task, rep, t, "accuracy")] for t in TEMPLATES]
+        assert accuracy == pytest.approx([1, 1, 1, 0, 0, 0.4]), (task, rep)
+        # Mean 3.4/6 = 17/30; deviations 13/30 (×3), -17/30 (×2), -5/30: Σ² = (507 + 578 + 25)/900 = 1110/900;
+        # population variance 1110/5400 = 37/180.
+        expected = {"mean": 17 / 30, "sd": math.sqrt(37 / 180), "min": 0.0, "max": 1.0, "worst": 0.0,
+                    "spread": 1.0}  # fmt: skip
+        for stat, value in expected.items():
+            assert rows[(task, rep, "-", f"accuracy_{stat}")] == pytest.approx(value), (task, rep, stat)
+
+
+def test_invalid_answers_lower_validity_count_as_wrong_and_are_no_zero_error(tmp_path, monkeypatch) -> None:
+    def answer(q) -> str:
+        right = _truth_text(q, MOLECULES)
+        if q.item in ("1", "2"):
+            return right
+        if q.item == "3":
+            return ""  # empty
+        if q.kind == "number":
+            return repr(float(right) + 2.0) if q.item == "4" else "a lot"  # off by 2, unparseable
+        return right if q.item == "4" else "§§ unclear §§"  # right, unparseable
+
+    rows, out, _ = _score(tmp_path, monkeypatch, MOLECULES, answer)
+    for task, rep in MOLECULE_CELLS:
+        for t in TEMPLATES:
+            assert rows[(task, rep, t, "validity")] == pytest.approx(3 / 5)
+            if task in NUMERIC:
+                # Errors 0, 0, 2 over the valid answers: MAE 2/3, RMSE sqrt(4/3). Scoring the two invalid
+                # answers as errors of 0 would give 2/5.
+                assert rows[(task, rep, t, "mae")] == pytest.approx(2 / 3)
+                assert rows[(task, rep, t, "rmse")] == pytest.approx(math.sqrt(4 / 3))
+            else:
+                assert rows[(task, rep, t, "accuracy")] == pytest.approx(3 / 5)
+                if task == "formula":
+                    # Similarities average the valid answers only.
+                    assert rows[(task, rep, t, "atom_f1")] == pytest.approx(1.0)
+    table = {(r["task"], r["representation"], r["template"], r["id"]): r for r in _table(out)}
+    for task in NUMERIC:
+        for key in ((task, "smiles", "t1", "3"), (task, "iupac", "t2", "5")):  # empty, unparseable
+            assert table[key]["answer"] == table[key]["score"] == ""
+        assert float(table[(task, "smiles", "t1", "4")]["score"]) == pytest.approx(2.0)
+
+
+#: (task, representation, template, item, completion, normalised answer cell, score; None: not checked)
+MESSY = [
+    ("iupac_to_smiles", "iupac", "t1", "1", "```smiles\nOCC\n```", "CCO", 1.0),
+    ("iupac_to_smiles", "iupac", "t2", "4",
+     "Sure. The SMILES of aspirin is CC(=O)Oc1ccccc1C(=O)O, as requested.", "CC(=O)Oc1ccccc1C(=O)O", 1.0),
+    ("iupac_to_smiles", "iupac", "t3", "3", "SMILES: `C1=CC=CC=C1`", "c1ccccc1", 1.0),
+    ("iupac_to_smiles", "iupac", "t4", "2", "I am not sure.", "", None),  # no answer
+    ("smiles_to_iupac", "smiles", "t1", "1", "IUPAC name: **ethanol**", "CCO", 1.0),
+    ("smiles_to_iupac", "smiles", "t2", "2", "The IUPAC name is acetic acid.\nIt is a weak acid.", "CC(=O)O",
+     1.0),
+    ("formula", "smiles", "t1", "1", "Answer: C2H6O.", "C2H6O", 1.0),
+    ("formula", "iupac", "t2", "4", "C₉H₈O₄", "C9H8O4", 1.0),
+    ("formula", "smiles", "t3", "2", "**C2H4O2**", "C2H4O2", 1.0),
+    ("formula", "iupac", "t4", "3", "```\nC6H6\n```", "C6H6", 1.0),
+    ("molecular_weight", "smiles", "t1", "1", "46.07 g/mol", "46.07", 0.00116),
+    ("molecular_weight", "iupac", "t2", "4",
+     "2-acetyloxybenzoic acid has a molecular weight of 180.16 g/mol.", "180.16", 0.00116),
+    ("hydration_free_energy", "smiles", "t1", "1", "−5.0 kcal/mol", "-5.0", 0.0),
+    ("hydration_free_energy", "iupac", "t5", "2", "ΔG_hyd ≈ −6.2 kcal/mol", "-6.2", 0.5),
+    ("lipinski", "smiles", "t1", "1", "Yes.", "yes", 1.0),
+    ("lipinski", "iupac", "t2", "5", "**No**", "no", 1.0),
+    ("lipinski", "smiles", "t3", "3", "No, it does not.", "no", 0.0),
+]  # fmt: skip
+
+
+def test_messy_completions_are_read_right_through_the_whole_scoring_path(tmp_path, monkeypatch) -> None:
+    messy = {(task, rep, t, item): text for task, rep, t, item, text, _, _ in MESSY}
+
+    def answer(q) -> str:
+        return messy.get((q.task.task, q.representation, q.template, q.item), "")
+
+    _, out, _ = _score(tmp_path, monkeypatch, MOLECULES, answer)
+    table = {(r["task"], r["representation"], r["template"], r["id"]): r for r in _table(out)}
+    for task, rep, t, item, text, answer, score in MESSY:
+        row = table[(task, rep, t, item)]
+        assert row["answer"] == answer, (text, row)
+        if task in NUMERIC:
+            assert float(row["answer"]) == float(answer)
+            assert float(row["score"]) == pytest.approx(score, abs=1e-3), (text, row)
+        elif score is not None:
+            assert float(row["score"]) == score, (text, row)
+        assert row["completion"] == " ".join(text.split())
+
+
+def test_a_reaction_answer_that_repeats_the_reactants_is_no_answer(tmp_path, monkeypatch) -> None:
+    def answer(q) -> str:
+        if q.kind == "formula":
+            return _truth_text(q, REACTIONS)
+        if q.item == "r1":
+            return "OC(C)=O.CCO"  # all reactants, rewritten
+        if q.item == "r2":
+            return "The product is OCC."  # one reactant
+        return _truth_text(q, REACTIONS)  # r3: right
+
+    rows, out, _ = _score(tmp_path, monkeypatch, REACTIONS, answer)
+    for rep in ("smiles", "iupac"):
+        for t in TEMPLATES:
+            assert rows[("forward_reaction", rep, t, "validity")] == pytest.approx(1 / 3)
+            assert rows[("forward_reaction", rep, t, "accuracy")] == pytest.approx(1 / 3)
+            # The echoes earn no similarity either: only r3's right answer is averaged.
+            assert rows[("forward_reaction", rep, t, "tanimoto_maccs")] == pytest.approx(1.0)
+    table = _table(out)
+    echoes = [r for r in table if r["representation"] != "formula" and r["id"] in ("r1", "r2")]
+    assert len(echoes) == 2 * 2 * 6 and all(r["answer"] == "" for r in echoes)
+
+
+def test_a_reactant_formula_given_back_is_no_answer_either(tmp_path, monkeypatch) -> None:
+    def answer(q) -> str:
+        if q.kind == "formula" and q.item == "r3":
+            return "C6H6"  # benzene, a reactant: no prediction of the product
+        return _truth_text(q, REACTIONS)
+
+    rows, _, _ = _score(tmp_path, monkeypatch, REACTIONS, answer)
+    for t in TEMPLATES:
+        assert rows[("forward_reaction", "formula", t, "validity")] == pytest.approx(2 / 3)
+        assert rows[("forward_reaction", "formula", t, "atom_f1")] == pytest.approx(1.0)  # r1, r2 only
+
+
+def test_a_record_without_a_computable_truth_is_left_out_and_counted(tmp_path, monkeypatch) -> None:
+    records = [*MOLECULES[:2], {"id": "bad", "smiles": "not_a_smiles", "iupac": "nothing", "value": "1.0"}]
+    rows, out, scored = _score(tmp_path, monkeypatch, records, lambda q: "")
+    # Formula, weight and Lipinski (SMILES and IUPAC) and both translations need RDKit's reading of the
+    # SMILES: 8 cells x 6 templates of 'bad' are not scored; the measured hydration free energy still is.
+    assert scored.counts["n_unscored_questions"] == 8 * 6
+    assert rows[("formula", "smiles", "t1", "n_items")] == 2
+    assert rows[("hydration_free_energy", "smiles", "t1", "n_items")] == 3
+    assert not any(r["id"] == "bad" and r["task"] == "formula" for r in _table(out))
+
+
+# --------------------------------------------------------------------------------------------------------
+# What is asked
+
+
+def test_the_sample_is_fixed_order_free_and_stable_when_a_record_is_added() -> None:
+    records = [{"id": f"m{i}", "smiles": "C" * (1 + i % 7)} for i in range(60)]
+    chosen = sample(records, seed=0, n=20)
+    assert len(chosen) == 20 and chosen == sample(records, seed=0, n=20)
+    # File order kept in the output, and the choice does not depend on it.
+    assert [r["id"] for r in chosen] == [r["id"] for r in records if r in chosen]
+    shuffled = records[:]
+    random.Random(1).shuffle(shuffled)
+    assert {r["id"] for r in sample(shuffled, seed=0, n=20)} == {r["id"] for r in chosen}
+    # A record added later displaces at most one record.
+    before = {r["id"] for r in chosen}
+    for i in range(60, 90):
+        after = {r["id"] for r in sample([*records, {"id": f"m{i}", "smiles": "CC"}], seed=0, n=20)}
+        assert len(after) == 20 and len(after - before) <= 1 and len(before - after) <= 1
+    assert {r["id"] for r in sample(records, seed=1, n=20)} != before  # the seed matters
+    many = [{"id": str(i), "smiles": "C"} for i in range(ITEMS_PER_DATASET + 50)]
+    assert len(sample(many, seed=0)) == ITEMS_PER_DATASET
+    assert len(sample(records, seed=0)) == len(records)  # fewer than the sample size: all of them
+
+
+def test_the_answer_table_has_one_row_per_question_with_the_declared_columns(tmp_path, monkeypatch) -> None:
+    _, out, _ = _score(tmp_path, monkeypatch, MOLECULES, lambda q: _truth_text(q, MOLECULES))
+    with gzip.open(out / ANSWERS, "rt", encoding="utf-8", newline="") as handle:
+        header = next(csv.reader(handle))
+    assert tuple(header) == TRACK.tables[0].columns
+    table = _table(out)
+    questions = TRACK.questions(MOLECULES)
+    assert len(table) == len(questions) == len(MOLECULES) * 60  # 4 tasks × 2 representations + 2 tasks, × 6
+    assert [(r["task"], r["representation"], r["template"], r["id"]) for r in table] == [
+        (q.task.task, q.representation, q.template, q.item) for q in questions
+    ]
+
+
+def test_a_hostile_completions_file_neither_crashes_scoring_nor_writes_through_a_link(
+    tmp_path, monkeypatch
+) -> None:
+    _serve(monkeypatch, MOLECULES)
+    questions = TRACK.questions(MOLECULES)
+    ids = [q.request.id for q in questions]
+    out = tmp_path / "out"
+    lines = [
+        "{not json",
+        json.dumps({"id": "formula|smiles|t1|999", "completion": "C2H6O"}),  # not asked
+        json.dumps({"id": ids[0], "completion": "C" * 1_000_000}),  # a 1 MB line: cut, unreadable
+        json.dumps({"id": ids[1], "completion": 42}),
+        json.dumps([1, 2, 3]),
+        "\x00\xff garbage",
+        *(json.dumps({"id": q.request.id, "completion": _truth_text(q, MOLECULES)}) for q in questions[2:]),
+    ]  # fmt: skip
+    _write(out, lines)
+    victim = tmp_path / "host-file.txt"
+    victim.write_text("precious", encoding="utf-8")
+    (out / ANSWERS).symlink_to(victim)  # left by a hostile run
+    scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
+    assert victim.read_text(encoding="utf-8") == "precious"
+    assert not (out / ANSWERS).is_symlink() and len(_table(out)) == len(questions)
+    assert scored.counts["n_malformed_lines"] == 6
+    assert scored.counts["n_missing_completions"] == 2
+    rows = _by_key(scored)
+    # The two lost completions are items 1 and 2 of the first template: no answer, 3 of 5 valid and right.
+    first = questions[0]
+    assert {questions[0].item, questions[1].item} == {"1", "2"} and questions[1].template == first.template
+    key = (first.task.task, first.representation, first.template)
+    assert rows[(*key, "validity")] == rows[(*key, "accuracy")] == pytest.approx(3 / 5)
+
+
+class _Counting(GenerativeAdapter):
+    """Answers every prompt with a digest of it, and records every request it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.requests = []
+
+    def generate(self, requests):  # noqa: D102
+        self.requests.extend(requests)
+        return [f"answer to {hash(r.prompt)}" for r in requests]
+
+
+def test_ask_generates_each_distinct_prompt_once_and_answers_every_id(tmp_path) -> None:
+    records = [
+        {"id": "a", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},
+        # The same molecule as "a", written otherwise: every prompt about it is one about "a".
+        {"id": "b", "smiles": "OCC", "iupac": "ethanol", "value": "-5.0"},
+        {"id": "c", "smiles": "CC(=O)O", "iupac": "acetic acid", "value": "-6.7"},
+    ]
+    adapter = _Counting()
+    out = tmp_path / "out"
+    out.mkdir()
+    result = TRACK.run(adapter, LoadedDataset([], [], records), out_dir=out, log=lambda _: None)
+    questions = TRACK.questions(records)
+    prompts = [r.prompt for r in adapter.requests]
+    assert len(prompts) == len(set(prompts)) == len({q.request.prompt for q in questions}) == 2 * 60
+    assert result["counts"]["n_requests"] == 3 * 60 and result["counts"]["n_generated"] == 2 * 60
+    lines = [json.loads(line) for line in (out / COMPLETIONS).read_text(encoding="utf-8").splitlines()]
+    by_id = {line["id"]: line["completion"] for line in lines}
+    assert len(lines) == len(by_id) == len(questions)
+    for q in questions:
+        assert by_id[q.request.id] == f"answer to {hash(q.request.prompt)}"
+
+
+# --------------------------------------------------------------------------------------------------------
+# The tool reference answers every wording of the questions it has a tool for
+
+
+@pytest.fixture
+def tools(monkeypatch):
+    """The rdkit-opsin-tools submission's module, its OPSIN call run on the host's Java."""
+    path = Path(__file__).resolve().parents[2] / "submissions" / "rdkit-opsin-tools" / "tools.py"
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location("rdkit_opsin_tools_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from evaluators.opsin import names_to_smiles
+
+    def names_to_mols(names):
+        return [Chem.MolFromSmiles(s) if s else None for s in names_to_smiles(names)]
+
+    monkeypatch.setattr(module, "_names_to_mols", names_to_mols)
+    return module
+
+
+def test_the_tool_reference_reads_every_template_and_abstains_elsewhere(tmp_path, monkeypatch, tools) -> None:
+    answered = {"formula", "molecular_weight", "lipinski", "iupac_to_smiles"}
+    sets = {s.task: s for s in load_template_sets()}
+    questions = TRACK.questions(MOLECULES) + TRACK.questions(REACTIONS)
+    # Every template of every task it answers, in every representation, is among the questions.
+    asked = {(q.task.task, q.representation, q.template) for q in questions}
+    for task in answered:
+        for rep in sets[task].representations:
+            assert {(task, rep, t.id) for t in sets[task].templates} <= asked
+    for q in questions:
+        task, _, text = tools._parse(q.request.prompt)
+        if q.task.task in (*answered, "smiles_to_iupac"):  # naming: read, then abstained on (no tool)
+            assert text == q.shown, (q.request.id, q.request.prompt)
+        else:
+            assert task is None, q.request.id
+
+    adapter = tools.ToolAnswerer(None)
+    for records, cells in ((MOLECULES, MOLECULE_CELLS), (REACTIONS, REACTION_CELLS)):
+        out = tmp_path / records[0]["id"]
+        out.mkdir()
+        TRACK.run(adapter, LoadedDataset([], [], records), out_dir=out, log=lambda _: None)
+        _serve(monkeypatch, records)
+        rows = _by_key(TRACK.score(_result(), out_dir=out, data_dir=tmp_path))
+        for task, rep in cells:
+            for t in TEMPLATES:
+                if task not in answered:
+                    assert rows[(task, rep, t, "validity")] == 0.0, (task, rep, t)  # abstained
+                elif task == "molecular_weight":
+                    assert rows[(task, rep, t, "validity")] == 1.0
+                    assert rows[(task, rep, t, "mae")] < 0.005, (rep, t)  # two decimals
+                else:
+                    assert rows[(task, rep, t, "accuracy")] == 1.0, (task, rep, t)
