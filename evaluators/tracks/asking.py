@@ -24,10 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evaluators.adapters import GenerationRequest, GenerativeAdapter, as_completions
-from evaluators.tracks import Progress, no_progress
+from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter, as_completions
+from evaluators.datasets import LoadedDataset
+from evaluators.tracks import Progress, Track, no_progress
 
 __all__ = [
+    "AskingTrack",
     "CHUNK",
     "COMPLETIONS",
     "MAX_COMPLETION_CHARS",
@@ -78,6 +80,44 @@ class Question:
     shown: str
     kind: str
     template: str = "-"
+
+
+class AskingTrack(Track):
+    """A generative track whose container half only asks: :meth:`run` is :func:`ask` over :meth:`questions`.
+
+    Subclasses implement :meth:`questions` (the same call on the host, in :meth:`Track.score`, rebuilds
+    the questions to score) and :meth:`Track.score`.
+    """
+
+    capability = "generate"
+
+    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every request of a run on ``records``, in a fixed order."""
+        raise NotImplementedError
+
+    def run(  # noqa: D102
+        self,
+        adapter: Adapter,
+        dataset: LoadedDataset,
+        *,
+        out_dir: Path,
+        log: Callable[[str], None],
+        progress: Progress = no_progress,
+    ) -> dict[str, Any]:
+        if not isinstance(adapter, GenerativeAdapter):
+            raise TypeError(f"track {self.name!r} needs an adapter with the 'generate' capability")
+        questions = self.questions(list(dataset.records))
+        if not questions:
+            raise ValueError(f"this data set has no records with the fields any {self.name} task needs")
+        n_items = len({q.item for q in questions})
+        log(f"{self.name}: {len(questions)} questions on {n_items} items")
+        asked = ask(adapter, questions, out_dir / COMPLETIONS, log=log, progress=progress)
+        return {
+            "rows": [],
+            "counts": {"n_items": n_items, **asked["counts"]},
+            "artifacts": [COMPLETIONS],
+            "timing": asked["timing"],
+        }
 
 
 def _key(request: GenerationRequest) -> tuple:

@@ -25,24 +25,23 @@ is the adjusted consistency of every task and pair.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from evaluators import consistency as cm
-from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter
+from evaluators.adapters import GenerationRequest
 from evaluators.augmentations import get_augmentation
 from evaluators.chem import canonical_smiles
-from evaluators.datasets import LoadedDataset
 from evaluators.metrics import register_metric
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
-from evaluators.tracks import TRACKS, Progress, Track, no_progress
+from evaluators.tracks import TRACKS
 from evaluators.tracks.asking import (
     COMPLETIONS,
     SHOWN_CHARS,
+    AskingTrack,
     Question,
-    ask,
     cell,
     normalise_answers,
     read_completions,
@@ -90,13 +89,12 @@ for _spec in (
 
 
 @TRACKS.register("consistency")
-class ConsistencyTrack(Track):
+class ConsistencyTrack(AskingTrack):
     """Same question, different notation: do a generative model's answers agree, and are they right."""
 
     name = "consistency"
     #: 2: formulas name each element once; a reaction answer that repeats an input is no prediction.
     version = 2
-    capability = "generate"
     main_metric = "adjusted_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
@@ -180,34 +178,6 @@ class ConsistencyTrack(Track):
                     kind = task.answer[representation]
                     out.append(Question(request, task, representation, str(record["id"]), text, kind))
         return out
-
-    # ------------------------------------------------------------------ inside the container
-
-    def run(  # noqa: D102
-        self,
-        adapter: Adapter,
-        dataset: LoadedDataset,
-        *,
-        out_dir: Path,
-        log: Callable[[str], None],
-        progress: Progress = no_progress,
-    ) -> dict[str, Any]:
-        if not isinstance(adapter, GenerativeAdapter):
-            raise TypeError("track 'consistency' needs an adapter with the 'generate' capability")
-        records = list(dataset.records)
-        questions = self.questions(records)
-        if not questions:
-            raise ValueError("this data set has no records with the fields any consistency task needs")
-        log(f"consistency: {len(questions)} questions on {len(records)} items")
-        asked = ask(adapter, questions, out_dir / COMPLETIONS, log=log, progress=progress)
-        return {
-            "rows": [],
-            "counts": {"n_items": len(records), **asked["counts"]},
-            "artifacts": [COMPLETIONS],
-            "timing": asked["timing"],
-        }
-
-    # ------------------------------------------------------------------ on the host
 
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
         """Extract, normalise and score the completions against truths computed here (module docstring)."""

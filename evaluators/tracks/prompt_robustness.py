@@ -29,16 +29,15 @@ from pathlib import Path
 from typing import Any
 
 import evaluators.tracks.consistency  # noqa: F401  (registers the shared metrics accuracy and n_items)
-from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter
+from evaluators.adapters import GenerationRequest
 from evaluators.chem import canonical_smiles
-from evaluators.datasets import LoadedDataset
 from evaluators.metrics import register_metric
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
-from evaluators.tracks import TRACKS, Progress, Track, no_progress
+from evaluators.tracks import TRACKS
 from evaluators.tracks.asking import (
     COMPLETIONS,
+    AskingTrack,
     Question,
-    ask,
     cell,
     normalise_answers,
     read_completions,
@@ -195,12 +194,11 @@ def _echoes(template_set: TemplateSet, record: dict[str, str], kind: str) -> set
 
 
 @TRACKS.register(TRACK)
-class PromptRobustnessTrack(Track):
+class PromptRobustnessTrack(AskingTrack):
     """Same question, many wordings: how much do a generative model's answers depend on the wording."""
 
     name = TRACK
     version = 1
-    capability = "generate"
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -279,31 +277,6 @@ class PromptRobustnessTrack(Track):
                         )
                         out.append(Question(request, s, representation, item, texts[item], kind, template.id))
         return out
-
-    def run(  # noqa: D102
-        self,
-        adapter: Adapter,
-        dataset: LoadedDataset,
-        *,
-        out_dir: Path,
-        log: Callable[[str], None],
-        progress: Progress = no_progress,
-    ) -> dict[str, Any]:
-        if not isinstance(adapter, GenerativeAdapter):
-            raise TypeError(f"track {TRACK!r} needs an adapter with the 'generate' capability")
-        records = list(dataset.records)
-        questions = self.questions(records)
-        if not questions:
-            raise ValueError(f"this data set has no records with the fields any {TRACK} task needs")
-        n_items = len({q.item for q in questions})
-        log(f"{TRACK}: {len(questions)} questions on {n_items} items")
-        asked = ask(adapter, questions, out_dir / COMPLETIONS, log=log, progress=progress)
-        return {
-            "rows": [],
-            "counts": {"n_items": n_items, **asked["counts"]},
-            "artifacts": [COMPLETIONS],
-            "timing": asked["timing"],
-        }
 
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
         """Normalise, score and summarise the completions against truths computed here (module docstring)."""
