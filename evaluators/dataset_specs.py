@@ -1,8 +1,8 @@
 """The data set registry's types: a set's files, its spec, and what loading it gives.
 
-:data:`DATASETS` is filled by :mod:`evaluators.datasets` (the molecule sets of T1) and
-:mod:`evaluators.text_datasets` (the text sets of T3 and T4), which both import this module; import
-:mod:`evaluators.datasets` to get every set registered.
+:data:`DATASETS` is filled by :mod:`evaluators.datasets` (the molecule sets of T1),
+:mod:`evaluators.text_datasets` (the text sets of T3 and T4) and :mod:`evaluators.blinded_datasets` (T5),
+which all import this module; import :mod:`evaluators.datasets` to get every set registered.
 """
 
 from __future__ import annotations

