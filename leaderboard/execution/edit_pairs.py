@@ -21,11 +21,7 @@ Side effects: writes ``edit_pairs.csv`` and ``build_report.json`` in the target'
 
 from __future__ import annotations
 
-import csv
-import hashlib
 import importlib.metadata
-import io
-import json
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -33,7 +29,6 @@ from typing import Any
 
 from evaluators.blinded_datasets import EDIT_PAIR_COLUMNS
 from evaluators.chem import canonical_smiles
-from evaluators.datasets import file_sha256
 from evaluators.edit_pairs import (
     BINARY_LABELS,
     FALSE_LABEL_SHIFT_SD,
@@ -46,7 +41,7 @@ from evaluators.edit_pairs import (
     prepare_molecules,
     target_stratum,
 )
-from leaderboard.execution.names import write_atomic
+from leaderboard.execution.names import write_built_table
 
 __all__ = ["EDIT_PAIRS_SEED", "GROUP_SIZE", "build_edit_pairs", "select_edit_pairs"]
 
@@ -197,16 +192,7 @@ def build_edit_pairs(target: Path) -> str:
         sha256 of the written CSV.
     """
     rows, report = select_edit_pairs()
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=list(EDIT_PAIR_COLUMNS), lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(rows)
-    data = buffer.getvalue().encode("utf-8")
-    write_atomic(target, data)
-    report["edit_pairs_sha256"] = hashlib.sha256(data).hexdigest()
-    text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_atomic(target.parent / "build_report.json", text.encode("utf-8"))
-    return file_sha256(target)
+    return write_built_table(target, list(EDIT_PAIR_COLUMNS), rows, report, "edit_pairs_sha256")
 
 
 if __name__ == "__main__":  # pragma: no cover - a manual check: python -m leaderboard.execution.edit_pairs

@@ -41,6 +41,7 @@ import random
 import tempfile
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from evaluators.datasets import file_sha256
 from evaluators.opsin import OPSIN_VERSION, names_to_smiles, restore_locant_case
@@ -82,6 +83,25 @@ def write_atomic(target: Path, data: bytes) -> None:
     finally:
         if os.path.exists(tmp_name):
             os.unlink(tmp_name)
+
+
+def write_built_table(
+    target: Path, columns: list[str], rows: list[dict[str, Any]], report: dict[str, Any], digest_key: str
+) -> str:
+    """Write a built data set's CSV and ``build_report.json`` beside it, both atomically.
+
+    The report gets the CSV's sha256 under ``digest_key``; returns the sha256 as read back from disk.
+    """
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    data = buffer.getvalue().encode("utf-8")
+    write_atomic(target, data)
+    report[digest_key] = hashlib.sha256(data).hexdigest()
+    text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_atomic(target.parent / "build_report.json", text.encode("utf-8"))
+    return file_sha256(target)
 
 
 def _unquote(name: str) -> str:
@@ -248,16 +268,7 @@ def build_pubchem_names(
         If Java is missing (the message says which package to install).
     """
     kept, report = select_pubchem_names(size=size, seed=seed)
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=["id", "smiles", "iupac", "formula"], lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(kept)
-    data = buffer.getvalue().encode("utf-8")
-    write_atomic(target, data)
-    report["molecules_sha256"] = hashlib.sha256(data).hexdigest()
-    text = json.dumps(report, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    write_atomic(target.parent / "build_report.json", text.encode("utf-8"))
-    return file_sha256(target)
+    return write_built_table(target, ["id", "smiles", "iupac", "formula"], kept, report, "molecules_sha256")
 
 
 if __name__ == "__main__":  # pragma: no cover - a manual check: python -m leaderboard.execution.names
