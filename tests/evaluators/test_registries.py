@@ -70,10 +70,6 @@ def test_amore_dimension_lists_every_registered_augmentation() -> None:
     assert set(TRACKS.get("amore").dimension("augmentation").values) == set(AUGMENTATIONS.names())
 
 
-# Tracks a data set may name before the track exists: T5's edit pairs come before its track (issue 14).
-PLANNED_TRACKS = {"identity_blinded"}
-
-
 @pytest.mark.parametrize("name", DATASETS.names())
 def test_dataset_is_pinned_and_described(name: str) -> None:
     spec = DATASETS.get(name)
@@ -84,7 +80,7 @@ def test_dataset_is_pinned_and_described(name: str) -> None:
         )
         assert f.url is None or f.url.startswith("https://")
     assert spec.description and spec.source and spec.license
-    assert spec.tracks and set(spec.tracks) <= set(TRACKS.names()) | PLANNED_TRACKS
+    assert spec.tracks and set(spec.tracks) <= set(TRACKS.names())
 
 
 @pytest.mark.parametrize("name", ADAPTERS.names())
