@@ -141,7 +141,7 @@ def _score_rows(row, key: tuple[str, ...], items: Sequence[Item], metric: str) -
     value = blinded.score([it.score for it in items], metric)
     out = [row(*key, "n_items", len(items)),
            row(*key, "validity", sum(it.answer is not None for it in items) / len(items))]  # fmt: skip
-    if value is not None:
+    if value is not None and math.isfinite(value):  # absurd numbers (1e308 twice) overflow a sum
         out.append(row(*key, metric, value))
     return out
 
