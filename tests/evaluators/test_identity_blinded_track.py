@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import importlib.util
 import json
 import math
 from pathlib import Path
@@ -295,3 +296,69 @@ def test_a_hostile_completions_file_neither_crashes_scoring_nor_writes_through_a
     assert scored.counts["n_missing_completions"] == 2 and scored.counts["n_malformed_lines"] == 6
     for r in scored.rows:
         assert math.isfinite(r.value)
+
+
+# --------------------------------------------------------------------------------------------------------
+# References
+
+
+def _load_submission(monkeypatch, folder: str, file: str):
+    path = Path(__file__).resolve().parents[2] / "submissions" / folder / file
+    monkeypatch.syspath_prepend(str(path.parent))
+    spec = importlib.util.spec_from_file_location(f"{folder.replace('-', '_')}_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_tool_reference_rebuilds_every_target_and_labels_it_exactly(tmp_path, monkeypatch) -> None:
+    from rdkit import Chem
+    from rdkit.Chem import Crippen
+
+    from evaluators.opsin import names_to_smiles
+
+    tools = _load_submission(monkeypatch, "rdkit-opsin-tools", "tools.py")
+    def names_to_mols(names):
+        return [Chem.MolFromSmiles(s) if s else None for s in names_to_smiles(names)]
+
+    monkeypatch.setattr(tools, "_names_to_mols", names_to_mols)
+    # Real labels this time: Crippen logP > 3 of each target.
+    records = [dict(r, target_label=str(int(Crippen.MolLogP(Chem.MolFromSmiles(r["target_smiles"])) > 3)))
+               for r in RECORDS]  # fmt: skip
+    assert tools.read_edit(_METHYL_AT_8) == ("[*:1][H]", "C[*:1]", "acyclic C", 7)
+    out = tmp_path / "out"
+    out.mkdir()
+    TRACK.run(
+        tools.ToolAnswerer(None), datasets.LoadedDataset([], [], records), out_dir=out, log=lambda _: None
+    )
+    _serve(monkeypatch, records)
+    scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
+    rows = {(*(v for _, v in r.dims), r.metric): r.value for r in scored.rows}
+    for rep in ("smiles", "iupac"):
+        for c in CONDITIONS:
+            assert rows[("logp_gt_3", rep, c, "-", "accuracy")] == 1.0, (rep, c)
+            assert rows[("hydration_free_energy", rep, c, "-", "validity")] == 0.0  # abstains on numbers
+        assert rows[("logp_gt_3", rep, "C3", "-", "toward_rate")] == 0.0
+        for task in ("logp_gt_3", "hydration_free_energy"):
+            assert rows[(task, rep, "C1", "-", "reconstruction_accuracy")] == 1.0
+
+
+def test_the_copy_baseline_copies_a_stated_label_and_abstains_otherwise(tmp_path, monkeypatch) -> None:
+    copier = _load_submission(monkeypatch, "copy-source-label", "copy_label.py")
+    out = tmp_path / "out"
+    out.mkdir()
+    TRACK.run(copier.SourceLabelCopier(None), datasets.LoadedDataset([], [], RECORDS), out_dir=out,
+              log=lambda _: None)  # fmt: skip
+    _serve(monkeypatch, RECORDS)
+    rows = {(*(v for _, v in r.dims), r.metric): r.value
+            for r in TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows}  # fmt: skip
+    for task, rep in (("logp_gt_3", "smiles"), ("hydration_free_energy", "smiles"), ("logp_gt_3", "iupac")):
+        for c in ("C0", "C1"):
+            assert rows[(task, rep, c, "-", "validity")] == 0.0
+        assert rows[(task, rep, "C2", "-", "validity")] == 1.0
+        assert rows[(task, rep, "C1", "-", "reconstruction_accuracy")] == 0.0
+    assert rows[("logp_gt_3", "smiles", "C3", "-", "toward_rate")] == 1.0
+    assert rows[("hydration_free_energy", "smiles", "C2", "-", "collapse_ratio")] == pytest.approx(
+        2.75 / 0.45
+    )
+    assert rows[("hydration_free_energy", "smiles", "C3", "-", "label_shift_mean")] == pytest.approx(1.0)
