@@ -221,11 +221,12 @@ class IdentityBlindedTrack(AskingTrack):
         TableSpec(
             name="blinded_answers",
             file=ANSWERS,
-            columns=("task", "representation", "condition", "question", "id", "group", "completion",
+            columns=("task", "representation", "condition", "question", "id", "group", "stated", "completion",
                      "answer", "score"),
             description=(
                 "Every answer: the pair's task, representation and condition, the question (`property` or "
-                f"`reconstruction`), the pair id and group, the completion (first {SHOWN_CHARS} "
+                "`reconstruction`), the pair id and group, the source label the prompt stated (C2: true, C3: "
+                f"false; yes/no or the number shown), the completion (first {SHOWN_CHARS} "
                 "characters), the normalised answer (empty when invalid) and its score: 1/0 for a label or "
                 "a reconstructed SMILES (an invalid answer scores 0), the absolute error of a number (empty "
                 "when invalid)."
@@ -337,8 +338,10 @@ def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[It
     def rows():
         for q, it in zip(questions, items, strict=True):
             completion = texts.get(q.request.id)
+            stated = {"C2": it.source_label, "C3": it.false_label}.get(it.condition)
             yield [
                 it.task, it.representation, it.condition, it.question, it.id, it.group,
+                cell(stated) if it.question == "property" else "",
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 cell(it.answer)[:300], cell(it.score),
             ]  # fmt: skip

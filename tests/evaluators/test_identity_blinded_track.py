@@ -269,6 +269,9 @@ def test_the_answer_table_holds_every_question_with_its_score(tmp_path, monkeypa
         and float(row["score"]) == pytest.approx(6.0)
         and row["group"] == "inconsistent"
     )
+    assert row["stated"] == "-1.0"
+    assert by[("logp_gt_3", "smiles", "C2", "property", "logp_gt_3:0")]["stated"] == "no"
+    assert by[("logp_gt_3", "smiles", "C1", "property", "logp_gt_3:0")]["stated"] == ""
     recon = by[("logp_gt_3", "smiles", "C1", "reconstruction", "logp_gt_3:0")]
     assert recon["answer"] == canonical_smiles("Clc1ccccc1") and recon["score"] == "0.0"
 
