@@ -1,0 +1,191 @@
+"""The identity-blinded track's (T5) site extension: the diagnostic table, the bootstrap's items, methodology.
+
+Registered as ``EXTENSIONS["identity_blinded"]``. Per data set the track page gets one table per task:
+each model's score per condition (C0–C3), the collapse ratio under C1 and C2 with its bootstrap interval
+and Benjamini–Hochberg q, the C2→C3 response (toward rate, or the normalised shift for numbers) and the
+structure reconstruction. :func:`item_values` gives the rank bootstrap the per-pair terms of the headline
+criteria from the ``blinded_answers`` table; :func:`methodology` states the conditions, the metrics and the
+criteria with their directions.
+
+References
+----------
+.. [1] Su et al., Beyond Benchmark Accuracy: A Diagnostic Test for LLM Chemical Prediction
+   (``../shared/papers/identity-blinded-reasoning-diagnostic.txt``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from evaluators.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
+from evaluators.tracks.identity_blinded import CONDITIONS, LAYOUT, RECONSTRUCTION, TRACK, WORDINGS
+from leaderboard.markdown import code, esc, table
+from leaderboard.site.blocks import Figures
+from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import track
+
+ANSWERS = "blinded_answers"
+
+
+def _label(dimension: str, value: str) -> str:
+    return track(TRACK).dimension(dimension).label(value)
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{float(value):.{digits}f}"
+
+
+def _q(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.2g}"
+
+
+def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
+    """One table per task: scores per condition, collapse ratios, the response to a false label."""
+    del figures
+    rows = data.track_results(TRACK)
+    rows = rows.loc[(rows["dataset"] == dataset) & (rows["group"] == "-")]
+    if rows.empty:
+        return []
+    values = {(str(s), str(t), str(r), str(c), str(m)): float(v) for s, t, r, c, m, v in zip(
+        rows["submission"], rows["task"], rows["representation"], rows["condition"], rows["metric"],
+        rows["value"], strict=True)}  # fmt: skip
+    subs = data.order({str(s) for s in rows["submission"].unique()})
+    present = set(zip(rows["task"].astype(str), rows["representation"].astype(str), strict=True))
+    out = ["### Identity-blinded diagnostic", "",
+           "Score of the target's label per condition (C0 target shown, C1 source + edit, C2 + true source "
+           "label, C3 + false source label); CR = score on label-consistent pairs / score on "
+           "label-inconsistent pairs (MAE: inverted), 1 = no reliance on the source, with its 95 % "
+           "bootstrap interval and BH q; toward = share of C2 answers that flip to a false label under C3 "
+           "(↓); reconstruction = the target's SMILES written exactly under C1.", ""]  # fmt: skip
+    for w in WORDINGS:
+        reps = [r for r in ("smiles", "iupac") if (w.task, r) in present]
+        if not reps:
+            continue
+        p = "accuracy" if w.kind == "label" else "mae"
+        response = ("toward_rate", "toward (↓)") if w.kind == "label" else ("label_shift_mean", "shift (→0)")
+        header = ["Model", "Repr.", *(f"{c} {'acc' if p == 'accuracy' else 'MAE'}" for c in CONDITIONS),
+                  "CR C1 [95 %] q", "CR C2 [95 %] q", response[1], "reconstruction"]  # fmt: skip
+        body = []
+        for sub in subs:
+            for rep in reps:
+                if not any(k[:3] == (sub, w.task, rep) for k in values):
+                    continue
+
+                def get(condition: str, metric: str, key=(sub, w.task, rep)) -> float | None:
+                    return values.get((*key, condition, metric))
+
+                crs = [f"{_num(get(c, 'collapse_ratio'), 2)} [{_num(get(c, 'collapse_ratio_low'), 2)}, "
+                       f"{_num(get(c, 'collapse_ratio_high'), 2)}] {_q(get(c, 'group_q'))}"
+                       for c in ("C1", "C2")]  # fmt: skip
+                body.append([esc(data.name(sub)), esc(_label("representation", rep)),
+                             *(_num(get(c, p)) for c in CONDITIONS), *crs, _num(get("C3", response[0])),
+                             _num(get("C1", "reconstruction_accuracy"))])  # fmt: skip
+        out += [f"#### {esc(w.label)}", "", table(header, body, align=["l", "l", *["r"] * 9]), ""]
+    out += ["Wordings and definitions: [methodology](../methodology.md#identity_blinded).", ""]
+    return out
+
+
+def item_values(data: SiteData) -> pd.DataFrame | None:
+    """Per-pair terms of the headline criteria, for the rank bootstrap (oriented higher-is-better).
+
+    C1 accuracy: 1/0 per pair (invalid = 0); C1 MAE: −|error| of the valid answers; C3 toward rate
+    (binary tasks): −1 for a pair whose C3 answer differs from its C2 answer and equals the stated false
+    label, else 0, over the pairs answered validly under both.
+    """
+    answers = data.tables.get(ANSWERS)
+    if answers is None or answers.empty:
+        return None
+    mine = answers.loc[(answers["track"].astype(str) == TRACK)
+                       & (answers["question"].astype(str) == "property")]  # fmt: skip
+    if mine.empty:
+        return None
+    mine = mine.assign(**{c: mine[c].astype(str) for c in ("submission", "dataset", "task", "representation",
+                                                          "condition", "id")})  # fmt: skip
+    base = TRACK + "/" + mine["dataset"] + "/" + mine["task"] + "/" + mine["representation"] + "/"
+    score = pd.to_numeric(mine["score"], errors="coerce")
+    c1 = (mine["condition"] == "C1") & score.notna()
+    numeric = mine["task"].isin(list(NUMERIC_THRESHOLDS))
+    frames = [pd.DataFrame({
+        "submission": mine.loc[c1, "submission"], "dataset": mine.loc[c1, "dataset"],
+        "criterion": base[c1] + numeric[c1].map({True: "mae", False: "accuracy"}), "item": mine.loc[c1, "id"],
+        "value": score[c1].where(~numeric[c1], -score[c1]).astype(float),
+    })]  # fmt: skip
+    binary = mine.loc[mine["task"].isin(list(BINARY_LABELS)) & mine["condition"].isin(["C2", "C3"])]
+    answer = binary["answer"].fillna("").astype(str)
+    binary = binary.loc[answer.isin(["yes", "no"])]
+    keys = ["submission", "dataset", "task", "representation", "id"]
+    c2 = binary.loc[binary["condition"] == "C2", [*keys, "answer"]]
+    c3 = binary.loc[binary["condition"] == "C3", [*keys, "answer", "stated"]]
+    paired = c2.merge(c3, on=keys, suffixes=("_2", "_3"))
+    if not paired.empty:
+        flipped = paired["answer_3"] != paired["answer_2"]
+        toward = flipped & (paired["answer_3"] == paired["stated"].astype(str))
+        frames.append(pd.DataFrame({
+            "submission": paired["submission"], "dataset": paired["dataset"],
+            "criterion": (TRACK + "/" + paired["dataset"] + "/" + paired["task"] + "/"
+                          + paired["representation"] + "/toward_rate"),
+            "item": paired["id"], "value": -toward.astype(float),
+        }))  # fmt: skip
+    return pd.concat(frames, ignore_index=True)
+
+
+def methodology() -> list[str]:
+    """T5's design, metrics, criteria with their directions, and every wording."""
+    out = [
+        "The identity-blinded diagnostic [1] asks for a property of a *target* molecule that the model "
+        "sees only as a *source* molecule plus a structural edit in words (single-cut matched molecular "
+        "pairs, each description verified by RDKit to have exactly one outcome). Pairs are sampled per task "
+        "in equal label-consistent (source and target share the label; numbers: |Δ| within the task's "
+        "threshold) and label-inconsistent groups. A model that reasons about the edited structure scores "
+        "alike on both groups; one that leans on the source's identity does better on the consistent group.",
+        "",
+        table(["Condition", "The prompt shows"], [
+            ["C0", "the target molecule"], ["C1", "the source molecule and the edit"],
+            ["C2", "C1 + the source's true label"], ["C3", "C1 + a false source label"],
+        ]),
+        "",
+        "Same wording under every condition except the lines a condition adds; asked in SMILES and, for "
+        "pairs with IUPAC names of both molecules whose edit names no atom position in the source SMILES, "
+        "as IUPAC names. Greedy decoding; answers normalised by fixed rules, no judge model.",
+        "",
+        table(["Metric", "Definition"], [
+            ["accuracy / MAE", "per condition and group; invalid = wrong (accuracy), left out (MAE)"],
+            ["collapse ratio CR", "S_consistent / S_inconsistent (MAE: MAE_i / MAE_c); **closer to 1 is "
+             "better**; undefined (not shown) when the denominator is 0"],
+            ["CR interval", "95 % stratified percentile bootstrap (10 000 replicates, fixed seed)"],
+            ["p, q, effect", "Fisher's exact test (accuracy) or Mann–Whitney U (errors), two-sided; "
+             "Benjamini–Hochberg q over the comparisons of one condition in a run; Cohen's h / "
+             "rank-biserial r"],
+            ["|ln CR|", "distance of CR from 1 (↓); reported, not ranked: a ratio of two group means has no "
+             "per-item terms for the rank bootstrap"],
+            ["toward / away / unchanged", "binary C2→C3 response over pairs valid under both; toward = the "
+             "answer flipped to the false label (↓), Clopper–Pearson interval"],
+            ["normalised shift", "numeric C2→C3: (ŷ3 − ŷ2) / (y_false − y_source); 0 = unmoved (best), 1 = "
+             "moved by the whole label change; same-direction rate (↓)"],
+            ["reconstruction", "C1: the target's SMILES written exactly (canonical, stereo included) ↑"],
+        ]),  # fmt: skip
+        "",
+        "Headline criteria (per task and representation): C1 accuracy (↑) for binary tasks, C1 MAE (↓) for "
+        "numeric tasks, and the C3 toward rate (↓) for binary tasks.",
+        "",
+        "Prompt lines: " + " / ".join(code(v) for v in LAYOUT.values()) + "; reconstruction: "
+        + code(RECONSTRUCTION["question"]) + " " + code(RECONSTRUCTION["instruction"]),
+        "",
+        table(["Task", "Question", "Answer format"],
+              [[esc(w.label), esc(w.question), code(w.instruction)] for w in WORDINGS]),
+        "",
+        "References: [1] Su et al., Beyond Benchmark Accuracy (identity-blinded diagnostic).",
+        "",
+    ]  # fmt: skip
+    return out
+
+
+EXTENSIONS.register(TRACK)(
+    Extension(track_sections=track_sections, item_values=item_values, methodology=methodology)
+)
