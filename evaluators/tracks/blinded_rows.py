@@ -8,7 +8,8 @@ Pure host-side functions over :class:`Item` (one scored answer); the statistics 
   ``validity`` and ``n_items``;
 - under C1 and C2, at ``group`` = ``-``: the group comparison — ``collapse_ratio`` (accuracy S_c / S_i, MAE
   MAE_i / MAE_c) with its stratified bootstrap interval (``collapse_ratio_low``/``_high``; an infinite
-  bound is left out), ``cr_distance`` = |ln CR| (0 = no reliance on the source), the two-sided test's
+  bound is left out), ``cr_distance`` = |ln CR| (0 = no reliance on the source), ``group_gap`` =
+  |S_c − S_i| (the ranked form: 0 ⇔ CR = 1, defined when a group scores 0), the two-sided test's
   ``group_p`` (Fisher exact / Mann–Whitney U), ``group_q`` (Benjamini–Hochberg over every comparison of the
   same condition in this result) and ``group_effect`` (Cohen's h / rank-biserial r);
 - at C3, ``group`` = ``-``: the paired C2→C3 response to the false label — binary: ``toward_rate``
@@ -43,6 +44,9 @@ _NEW = (
                "percentile bootstrap 95 % interval (left out when infinite).", 0.0),
     MetricSpec("cr_distance", False, "|ln CR|", "Distance of the collapse ratio from 1 on a log scale "
                "(0 = equal scores on both groups; lower is better).", 0.0),
+    MetricSpec("group_gap", False, "group gap", "|S_consistent − S_inconsistent|: the absolute difference "
+               "of the two groups' accuracies (or MAEs); 0 ⇔ CR = 1, and defined when a group scores 0. "
+               "Lower is better.", 0.0),
     MetricSpec("group_p", False, "p (groups)", "Two-sided p of the between-group test: Fisher's exact "
                "(accuracy) or Mann–Whitney U (absolute errors).", 0.0, 1.0),
     MetricSpec("group_q", False, "q (groups)", "Benjamini–Hochberg q of the between-group test over every "
@@ -211,7 +215,11 @@ def track_rows(items: Sequence[Item], *, n_boot: int = 10000, seed: int = 0) -> 
                 if members:
                     rows += _score_rows(row, (task, rep, condition, g), members, metric)
             scores = {g: [it.score for it in members] for g, members in groups.items()}
-            if condition in _COMPARED and all(blinded.score(s, metric) is not None for s in scores.values()):
+            group_values = {g: blinded.score(s, metric) for g, s in scores.items()}
+            if condition in _COMPARED and all(v is not None for v in group_values.values()):
+                gap = abs(group_values["consistent"] - group_values["inconsistent"])
+                if math.isfinite(gap):
+                    rows.append(row(task, rep, condition, "-", "group_gap", gap))
                 comparison = blinded.compare_groups(scores["consistent"], scores["inconsistent"], metric,
                                                     n_boot=n_boot, seed=seed)  # fmt: skip
                 comparisons.setdefault(condition, []).append(((task, rep, condition, "-"), comparison))

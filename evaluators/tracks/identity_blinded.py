@@ -22,12 +22,14 @@ target's SMILES (structure reconstruction).
 
 Two halves (:mod:`evaluators.tracks.asking`): :meth:`IdentityBlindedTrack.run` (container) asks, greedy;
 :meth:`IdentityBlindedTrack.score` (host) normalises and scores with :mod:`evaluators.blinded`
-(:mod:`evaluators.tracks.blinded_rows`), and writes ``blinded_answers.csv.gz``.
+(:mod:`evaluators.tracks.blinded_rows`), and writes ``blinded_answers.csv.gz`` (every answer) and
+``blinded_pairs.csv.gz`` (the pairs asked, for the site's explorer).
 
-Headline (each criterion is a mean of per-item values, so the rank bootstrap can resample items): the C1
-accuracy (binary tasks) or MAE (numeric tasks) per task and representation, and the C3 toward rate of
-binary tasks (lower is better). The collapse-ratio distance ``|ln CR|`` (C2) is reported but not ranked:
-a ratio of two group means has no per-item decomposition.
+Headline, per task and representation (each criterion is made of per-item values, so the rank bootstrap can
+resample pairs): the C1 accuracy (binary tasks) or MAE (numeric tasks); the C2 group gap |S_c − S_i| (lower
+is better; 0 exactly when the collapse ratio is 1, and defined when a group scores 0, where the ratio is
+not: the source-label copier scores 0 on inconsistent pairs); and the C3 toward rate of binary tasks (lower
+is better). The collapse ratio itself, its interval and ``|ln CR|`` are reported next to them.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ __all__ = ["CONDITIONS", "IdentityBlindedTrack", "POSITIONAL", "TaskWording", "l
 
 TRACK = "identity_blinded"
 ANSWERS = "blinded_answers.csv.gz"
+PAIRS = "blinded_pairs.csv.gz"
 PROMPTS_FILE = Path(__file__).with_name("blinded_prompts.json")
 CONDITIONS = ("C0", "C1", "C2", "C3")
 REPRESENTATIONS = ("smiles", "iupac")
@@ -214,6 +217,9 @@ class IdentityBlindedTrack(AskingTrack):
                   "Accuracy of the edited molecule's label, source + edit (C1), per task and representation"),
         Criterion("mae", (("condition", "C1"), ("group", "-")), ("task", "representation"),
                   "MAE of the edited molecule's value, source + edit (C1), numeric tasks"),
+        Criterion("group_gap", (("condition", "C2"), ("group", "-")), ("task", "representation"),
+                  "Gap between label-consistent and -inconsistent pairs, true source label given (C2): "
+                  "|S_c − S_i|, 0 ⇔ collapse ratio 1 (lower is better)"),
         Criterion("toward_rate", (("condition", "C3"), ("group", "-")), ("task", "representation"),
                   "Share of C2 predictions that flip to follow a false source label (C3; lower is better)"),
     )  # fmt: skip
@@ -233,6 +239,20 @@ class IdentityBlindedTrack(AskingTrack):
             ),
             artifact=ANSWERS,
             numeric=("score",),
+        ),
+        TableSpec(
+            name="blinded_pairs",
+            file=PAIRS,
+            columns=("task", "id", "group", "source_smiles", "edit", "target_smiles", "source_label",
+                     "target_label", "false_source_label"),
+            description=(
+                "Every pair asked: its task, id and group, the source SMILES, the edit as the prompts word "
+                "it, the target SMILES, and the source's true, the target's and the false source label "
+                "(binary: 1/0). Written by the host from the data set, so the site's pair explorer can "
+                "draw what each answer was about."
+            ),
+            artifact=PAIRS,
+            numeric=("source_label", "target_label", "false_source_label"),
         ),
     )  # fmt: skip
     artifacts = (COMPLETIONS,)
@@ -316,9 +336,13 @@ class IdentityBlindedTrack(AskingTrack):
             ))  # fmt: skip
         rows = track_rows(items, n_boot=N_BOOT, seed=self.options.seed)
         _write_answers(out_dir / ANSWERS, questions, items, texts)
+        asked = {q.item for q in questions}
+        write_table(out_dir / PAIRS, IdentityBlindedTrack.tables[1].columns,
+                    ([r.get(c, "") for c in IdentityBlindedTrack.tables[1].columns] for r in records
+                     if str(r["id"]) in asked))  # fmt: skip
         counts = {**result.counts, "n_malformed_lines": malformed,
                   "n_missing_completions": sum(q.request.id not in texts for q in questions)}  # fmt: skip
-        return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
+        return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS, PAIRS))
 
 
 def _label(record: dict[str, str], kind: str, column: str = "target_label") -> Any:

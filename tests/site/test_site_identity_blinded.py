@@ -19,7 +19,7 @@ import pytest
 import evaluators.datasets as datasets
 from leaderboard.ranking.item_table import point_table
 from leaderboard.site.build import build_site, generate_pages, write_exports
-from tests.evaluators.test_identity_blinded_track import RECORDS, TRACK, _copier, _oracle, _result
+from tests.evaluators.test_identity_blinded_track import _CL_TO_OH, RECORDS, TRACK, _copier, _oracle, _result
 from tests.site import _builders as b
 
 NAME, DATASET = "identity_blinded", "edit-pairs"
@@ -34,31 +34,34 @@ def _scored(tmp_path, answer):
              for q in TRACK.questions(RECORDS)]  # fmt: skip
     (out / "completions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
-    with gzip.open(out / "blinded_answers.csv.gz", "rt", encoding="utf-8", newline="") as handle:
-        answers = pd.DataFrame(list(csv.DictReader(handle)))
-    return scored, answers
+    tables = {}
+    for name in ("blinded_answers", "blinded_pairs"):
+        with gzip.open(out / f"{name}.csv.gz", "rt", encoding="utf-8", newline="") as handle:
+            tables[name] = pd.DataFrame(list(csv.DictReader(handle)))
+    return scored, tables
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> dict:
     patch = pytest.MonkeyPatch()
     patch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: [dict(r) for r in RECORDS])
-    rows, tables = [], []
+    rows, tables = [], {"blinded_answers": [], "blinded_pairs": []}
     try:
         for sub, answer in MODELS.items():
-            scored, answers = _scored(tmp_path_factory.mktemp(sub), answer)
+            scored, made = _scored(tmp_path_factory.mktemp(sub), answer)
             for r in scored.rows:
                 rows.append({"submission": sub, "track": NAME, "dataset": DATASET, **dict(r.dims),
                              "metric": r.metric, "value": r.value})  # fmt: skip
-            tables.append(answers.assign(submission=sub, track=NAME, dataset=DATASET))
+            for name, frame in made.items():
+                tables[name].append(frame.assign(submission=sub, track=NAME, dataset=DATASET))
     finally:
         patch.undo()
     root, site = b.repo(tmp_path_factory.mktemp("t5"))
     results = b.frame(rows)
     runs = pd.DataFrame([b.run(s, DATASET, track=NAME) for s in MODELS])
     cards = b.submissions(list(MODELS), capabilities={s: ["generate"] for s in MODELS})
-    answers = pd.concat(tables, ignore_index=True)
-    write_exports(results, runs, cards, site, tables={"blinded_answers": answers})
+    write_exports(results, runs, cards, site,
+                  tables={n: pd.concat(f, ignore_index=True) for n, f in tables.items()})  # fmt: skip
     generate_pages(site, repo_root=root)
     return {"site": site, "public": build_site(root, strict=True), "rows": results}
 
@@ -79,9 +82,16 @@ def test_item_values_reproduce_every_headline_number(built) -> None:
             sign = 1.0 if crit.metric == "accuracy" else -1.0
             assert math.isclose(table.at[r["submission"], column], sign * r["value"], abs_tol=1e-9), column
             checked += 1
-    # accuracy: 2 models × 2 representations; MAE: 2 × 2; toward rate: 2 × 2.
-    assert checked == 12
+    # accuracy: 2 models × 2 representations; MAE: 2 × 2; toward rate: 2 × 2; group gap: 2 models × 2
+    # tasks in SMILES (the IUPAC pairs are all label-consistent: no gap, and no bootstrap terms either).
+    assert checked == 16
+    assert not table.filter(like="/iupac/group_gap").notna().any().any()
     assert table.at["copier", f"{NAME}/{DATASET}/logp_gt_3/smiles/toward_rate"] == -1.0
+    # The copier follows the stated source label: right on every consistent pair, wrong on every
+    # inconsistent one (gap 1); its MAE is 0.45 vs 2.75 (gap 2.3). The oracle shows no gap.
+    assert table.at["copier", f"{NAME}/{DATASET}/logp_gt_3/smiles/group_gap"] == -1.0
+    assert math.isclose(table.at["copier", f"{NAME}/{DATASET}/hydration_free_energy/smiles/group_gap"], -2.3)
+    assert (table.filter(like="/group_gap").loc["oracle"].dropna() == 0).all()
 
 
 def test_the_track_page_shows_the_diagnostic_table(built) -> None:
@@ -95,3 +105,20 @@ def test_the_methodology_states_the_criteria_and_their_directions(built) -> None
     text = b.text(built["public"] / "methodology" / "index.html")
     assert "closer to 1 is better" in text and "C3 toward rate (↓)" in text
     assert "Is the Wildman-Crippen logP of the target molecule" in text
+
+
+def test_model_pages_show_the_pair_explorer_with_drawings(built) -> None:
+    copier = b.text(built["public"] / "submissions" / "copier" / "index.html")
+    oracle = b.text(built["public"] / "submissions" / "oracle" / "index.html")
+    assert "Pair explorer" in copier and "Pair explorer" in oracle
+    # The copier answers every C3 question with the false source label; the oracle never moves.
+    assert copier.count("4 of 4 pairs followed the false label") == 2
+    assert oracle.count("0 of 4 pairs followed the false label") == 2
+    assert _CL_TO_OH in copier
+    # Source and target drawn: the drawings the pages link are generated into the built site.
+    drawings = list((built["public"] / "data" / "molecules").glob("*.svg"))
+    index = json.loads((built["site"] / "data" / "molecules.json").read_text(encoding="utf-8"))
+    assert {"Clc1ccccc1", "Oc1ccccc1"} <= set(index.values())
+    assert len(drawings) == len(index)
+    html = (built["public"] / "submissions" / "copier" / "index.html").read_text(encoding="utf-8")
+    assert sum(f"data/molecules/{name}" in html for name in index) >= 4

@@ -3,9 +3,10 @@
 Registered as ``EXTENSIONS["identity_blinded"]``. Per data set the track page gets one table per task:
 each model's score per condition (C0–C3), the collapse ratio under C1 and C2 with its bootstrap interval
 and Benjamini–Hochberg q, the C2→C3 response (toward rate, or the normalised shift for numbers) and the
-structure reconstruction. :func:`item_values` gives the rank bootstrap the per-pair terms of the headline
-criteria from the ``blinded_answers`` table; :func:`methodology` states the conditions, the metrics and the
-criteria with their directions.
+structure reconstruction. Each model's page gets a pair explorer (:func:`submission_sections`): source
+and target drawn with RDKit next to the model's answers under C0–C3. :func:`item_values` gives the rank
+bootstrap the per-pair terms of the headline criteria from the ``blinded_answers`` table;
+:func:`methodology` states the conditions, the metrics and the criteria with their directions.
 
 References
 ----------
@@ -21,14 +22,25 @@ from typing import Any
 import pandas as pd
 
 from evaluators.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
-from evaluators.tracks.identity_blinded import CONDITIONS, LAYOUT, RECONSTRUCTION, TRACK, WORDINGS
+from evaluators.tracks.identity_blinded import (
+    CONDITIONS,
+    LAYOUT,
+    RECONSTRUCTION,
+    TRACK,
+    WORDINGS,
+    TaskWording,
+)
 from leaderboard.markdown import code, esc, table
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
 
 ANSWERS = "blinded_answers"
+PAIRS = "blinded_pairs"
+#: Pairs listed and drawn per task in a model's pair explorer.
+PAIRS_SHOWN = 3
 
 
 def _label(dimension: str, value: str) -> str:
@@ -91,10 +103,132 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     return out
 
 
+def submission_sections(
+    data: SiteData, sub_id: str, dataset: str, figures: Figures, explorer: Explorer
+) -> list[str]:
+    """Write the pair explorer: per task, a few pairs drawn (source, target) with the answers under C0–C3.
+
+    Pairs are picked in this order: those whose answer followed the false source label under C3 (binary:
+    flipped to it from the C2 answer; numeric: moved at least half-way toward it), then those answered
+    wrongly under C1 (numeric: error over the task's consistency threshold), then the rest; ties by pair
+    id. SMILES prompts only (the IUPAC prompts ask about the same pairs).
+    """
+    del figures
+    answers, pairs = data.tables.get(ANSWERS), data.tables.get(PAIRS)
+    if answers is None or answers.empty or pairs is None or pairs.empty:
+        return []
+
+    def mine(frame: pd.DataFrame) -> pd.DataFrame:
+        keep = ((frame["submission"].astype(str) == sub_id) & (frame["track"].astype(str) == TRACK)
+                & (frame["dataset"].astype(str) == dataset))  # fmt: skip
+        return frame.loc[keep]
+
+    answers, pairs = mine(answers), mine(pairs).drop_duplicates("id").set_index("id")
+    answers = answers.loc[(answers["question"].astype(str) == "property")
+                          & (answers["representation"].astype(str) == "smiles")]  # fmt: skip
+    if answers.empty or pairs.empty:
+        return []
+    out = ["#### Pair explorer", "",
+           "Per task, pairs whose answer followed the false source label (C3) first, then pairs answered "
+           "wrongly from source + edit (C1); the source and the edited target drawn with RDKit. Answers as "
+           "normalised for scoring (SMILES prompts); ✓ = correct (numbers: within the task's threshold "
+           "of the target's value); C2/C3 show the stated source label → the answer.", ""]  # fmt: skip
+    for w in WORDINGS:
+        rows = answers.loc[answers["task"].astype(str) == w.task]
+        if rows.empty:
+            continue
+        by = {(str(i), str(c)): r for i, c, r in zip(rows["id"], rows["condition"],
+                                                     rows.to_dict("records"), strict=True)}  # fmt: skip
+        ids = sorted({str(i) for i in rows["id"]} & set(pairs.index.astype(str)), key=_natural)
+        rank = {i: _pick_rank(w.kind, w.task, by.get((i, "C1")), by.get((i, "C2")), by.get((i, "C3")))
+                for i in ids}  # fmt: skip
+        n_toward = sum(r == 0 for r in rank.values())
+        shown = sorted(ids, key=lambda i: rank[i])[:PAIRS_SHOWN]  # sorted() is stable: id order within
+        out += [f"**{esc(w.label)}** — {n_toward} of {len(ids)} pairs followed the false label.", ""]
+        body, cards = [], []
+        for i in shown:
+            pair = pairs.loc[i]
+            truth = _value(w.kind, pair["target_label"])
+            body.append([code(i), esc(_group(pair["group"])), esc(pair["edit"]), code(truth),
+                         *(_answer(w, by.get((i, c))) for c in CONDITIONS)])  # fmt: skip
+            for role in ("source", "target"):
+                smiles = str(pair[f"{role}_smiles"])
+                path = explorer.drawings.path(smiles)
+                image = f"![{esc(role)} of {esc(i)}](../{path}){{ loading=lazy }}\n\n    " if path else ""
+                label = _value(w.kind, pair["source_label" if role == "source" else "target_label"])
+                cards.append(f"-   {image}**{esc(i)}** · {role} · {esc(label)}\n\n    {code(smiles)}")
+        out += [table(["Pair", "Group", "Edit", "Target", *CONDITIONS], body), ""]
+        out += ['<div class="grid cards chemrobust-molecules" markdown>', "", "\n\n".join(cards), "",
+                "</div>", ""]  # fmt: skip
+    return out
+
+
+def _natural(pair_id: str) -> tuple[str, int, str]:
+    """Sort key of ``<task>:<n>`` ids by number."""
+    head, _, tail = pair_id.rpartition(":")
+    return (head, int(tail), "") if tail.isdigit() else (pair_id, -1, pair_id)
+
+
+def _group(group: Any) -> str:
+    return {"consistent": "same label", "inconsistent": "label differs"}.get(str(group), str(group))
+
+
+def _value(kind: str, value: Any) -> str:
+    """Write a label as the prompts do: yes/no, or a number with two decimals (``stated`` already is)."""
+    if str(value) in ("yes", "no"):
+        return str(value)
+    number = float(value)
+    if kind == "label":
+        return "yes" if number >= 0.5 else "no"
+    return f"{number:.2f}"
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _correct(task: str, kind: str, row: dict | None) -> bool:
+    score = None if row is None else _number(row.get("score"))
+    if score is None:
+        return False
+    return score == 1.0 if kind == "label" else score <= NUMERIC_THRESHOLDS[task]
+
+
+def _pick_rank(kind: str, task: str, c1: dict | None, c2: dict | None, c3: dict | None) -> int:
+    """0: followed the false label under C3; 1: wrong under C1; 2: otherwise."""
+    if c2 is not None and c3 is not None:
+        a2, a3, stated = str(c2.get("answer") or ""), str(c3.get("answer") or ""), str(c3.get("stated") or "")
+        if kind == "label" and a2 and a3 and a3 != a2 and a3 == stated:
+            return 0
+        n2, n3, false, true = _number(a2), _number(a3), _number(stated), _number(c2.get("stated"))
+        if kind == "number" and None not in (n2, n3, false, true) and false != true:
+            if (n3 - n2) / (false - true) >= 0.5:
+                return 0
+    return 1 if not _correct(task, kind, c1) else 2
+
+
+def _answer(w: TaskWording, row: dict | None) -> str:
+    """One cell: the stated source label (C2, C3), the normalised answer, ✓ when correct."""
+    if row is None:
+        return "—"
+    answer = str(row.get("answer") or "")
+    shown = code(answer) if answer else "*invalid*"
+    stated = str(row.get("stated") or "")
+    if stated:
+        shown = f"{code(_value(w.kind, stated))} → {shown}"
+    return shown + (" ✓" if _correct(w.task, w.kind, row) else "")
+
+
 def item_values(data: SiteData) -> pd.DataFrame | None:
     """Per-pair terms of the headline criteria, for the rank bootstrap (oriented higher-is-better).
 
-    C1 accuracy: 1/0 per pair (invalid = 0); C1 MAE: −|error| of the valid answers; C3 toward rate
+    C1 accuracy: 1/0 per pair (invalid = 0); C1 MAE: −|error| of the valid answers; C2 group gap: the
+    same C2 terms with ``part`` = the pair's group and ``combine`` = ``range``, so that the bootstrap's value
+    is −|mean(consistent) − mean(inconsistent)| (pairs drawn from one pool, groups as drawn); C3 toward rate
     (binary tasks): −1 for a pair whose C3 answer differs from its C2 answer and equals the stated false
     label, else 0, over the pairs answered validly under both.
     """
@@ -116,6 +250,17 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
         "criterion": base[c1] + numeric[c1].map({True: "mae", False: "accuracy"}), "item": mine.loc[c1, "id"],
         "value": score[c1].where(~numeric[c1], -score[c1]).astype(float),
     })]  # fmt: skip
+    c2 = (mine["condition"] == "C2") & score.notna()
+    # The track reports no gap where one group has no valid answer; nor do these terms.
+    cell_keys = [mine[c] for c in ("submission", "dataset", "task", "representation")]
+    n_groups = mine["group"].where(c2).groupby(cell_keys).transform("nunique")
+    c2 &= n_groups == 2
+    frames.append(pd.DataFrame({
+        "submission": mine.loc[c2, "submission"], "dataset": mine.loc[c2, "dataset"],
+        "criterion": base[c2] + "group_gap", "item": mine.loc[c2, "id"],
+        "part": mine.loc[c2, "group"].astype(str), "combine": "range",
+        "value": score[c2].where(~numeric[c2], -score[c2]).astype(float),
+    }))  # fmt: skip
     binary = mine.loc[mine["task"].isin(list(BINARY_LABELS)) & mine["condition"].isin(["C2", "C3"])]
     answer = binary["answer"].fillna("").astype(str)
     binary = binary.loc[answer.isin(["yes", "no"])]
@@ -162,8 +307,10 @@ def methodology() -> list[str]:
             ["p, q, effect", "Fisher's exact test (accuracy) or Mann–Whitney U (errors), two-sided; "
              "Benjamini–Hochberg q over the comparisons of one condition in a run; Cohen's h / "
              "rank-biserial r"],
-            ["|ln CR|", "distance of CR from 1 (↓); reported, not ranked: a ratio of two group means has no "
-             "per-item terms for the rank bootstrap"],
+            ["group gap", "|S_consistent − S_inconsistent| (↓): 0 exactly when CR = 1, and defined when a "
+             "group scores 0 (the source-label copier's inconsistent pairs under C2), where CR is not; the "
+             "ranked form of the collapse ratio"],
+            ["|ln CR|", "distance of CR from 1 on a log scale (↓); reported next to CR"],
             ["toward / away / unchanged", "binary C2→C3 response over pairs valid under both; toward = the "
              "answer flipped to the false label (↓), Clopper–Pearson interval"],
             ["normalised shift", "numeric C2→C3: (ŷ3 − ŷ2) / (y_false − y_source); 0 = unmoved (best), 1 = "
@@ -172,7 +319,8 @@ def methodology() -> list[str]:
         ]),  # fmt: skip
         "",
         "Headline criteria (per task and representation): C1 accuracy (↑) for binary tasks, C1 MAE (↓) for "
-        "numeric tasks, and the C3 toward rate (↓) for binary tasks.",
+        "numeric tasks; the C2 group gap (↓, i.e. a collapse ratio closer to 1 is better) for every task; "
+        "and the C3 toward rate (↓) for binary tasks.",
         "",
         "Prompt lines: " + " / ".join(code(v) for v in LAYOUT.values()) + "; reconstruction: "
         + code(RECONSTRUCTION["question"]) + " " + code(RECONSTRUCTION["instruction"]),
@@ -187,5 +335,10 @@ def methodology() -> list[str]:
 
 
 EXTENSIONS.register(TRACK)(
-    Extension(track_sections=track_sections, item_values=item_values, methodology=methodology)
+    Extension(
+        track_sections=track_sections,
+        submission_sections=submission_sections,
+        item_values=item_values,
+        methodology=methodology,
+    )
 )
