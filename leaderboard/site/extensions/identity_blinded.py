@@ -98,7 +98,8 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
                 body.append([esc(data.name(sub)), esc(_label("representation", rep)),
                              *(_num(get(c, p)) for c in CONDITIONS), *crs, _num(get("C3", response[0])),
                              _num(get("C1", "reconstruction_accuracy"))])  # fmt: skip
-        out += [f"#### {esc(w.label)}", "", table(header, body, align=["l", "l", *["r"] * 9]), ""]
+        align = ["l", "l", *["r"] * (len(header) - 2)]
+        out += [f"#### {esc(w.label)}", "", table(header, body, align=align), ""]
     out += ["Wordings and definitions: [methodology](../methodology.md#identity_blinded).", ""]
     return out
 

@@ -143,6 +143,11 @@ def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
     piv = rk.headline.loc[:, columns].dropna(how="all")
     subs = data.order([str(s) for s in piv.index])
     labels = [_criterion_label(cls, str(crit.at[c, "criterion"])) for c in columns]
+    if len({c.metric for c in cls.headline}) > 1:  # several criteria per setting: say which one a column is
+        labels = [
+            f"{esc(metric(str(crit.at[c, 'metric'])).label)} · {lab}"
+            for c, lab in zip(columns, labels, strict=True)
+        ]
     out = [
         "### Headline",
         "",
