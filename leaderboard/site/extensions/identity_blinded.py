@@ -158,7 +158,7 @@ def submission_sections(
                 image = f"![{esc(role)} of {esc(i)}](../{path}){{ loading=lazy }}\n\n    " if path else ""
                 label = _value(w.kind, pair["source_label" if role == "source" else "target_label"])
                 cards.append(f"-   {image}**{esc(i)}** · {role} · {esc(label)}\n\n    {code(smiles)}")
-        out += [table(["Pair", "Group", "Edit", "Target", *CONDITIONS], body), ""]
+        out += [table(["Pair", "Group", "Edit", "Target label", *CONDITIONS], body), ""]
         out += ['<div class="grid cards chemrobust-molecules" markdown>', "", "\n\n".join(cards), "",
                 "</div>", ""]  # fmt: skip
     return out
