@@ -389,34 +389,52 @@ def save_model(run: TrainingRun, config: TrainingConfig, folder: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Train the reference models named on the command line (default: all); return the exit status."""
+    """Train the reference models named on the command line (default: all); return the exit status.
+
+    SMILES encoders (:data:`REFERENCE_MODELS`) are trained here; the generative references
+    (:data:`leaderboard.tools.seq2seq_training.GENERATIVE_MODELS`) by
+    :func:`leaderboard.tools.seq2seq_training.train_reference`.
+    """
+    from leaderboard.tools.seq2seq_training import GENERATIVE_MODELS, train_reference
+
+    every = [*REFERENCE_MODELS, *GENERATIVE_MODELS]
     parser = argparse.ArgumentParser(
         prog="python -m leaderboard.tools.training", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("ids", nargs="*", help=f"submission ids (default: all, {sorted(REFERENCE_MODELS)})")
+    parser.add_argument("ids", nargs="*", help=f"submission ids (default: all, {every})")
     parser.add_argument("--state-dir", default=str(STATE_DIR), help="state folder (data cache, MLflow store)")
     parser.add_argument("--out", help="write submission folders here instead of submissions/")
     parser.add_argument("--steps", type=int, help="override the steps (smoke runs; not the reference)")
     parser.add_argument("--no-mlflow", action="store_true", help="do not log the runs to MLflow")
     args = parser.parse_args(argv)
-    unknown = [i for i in args.ids if i not in REFERENCE_MODELS]
+    unknown = [i for i in args.ids if i not in every]
     if unknown:
-        print(
-            f"error: unknown reference model(s) {unknown}; choose from {sorted(REFERENCE_MODELS)}",
-            file=sys.stderr,
-        )
+        print(f"error: unknown reference model(s) {unknown}; choose from {every}", file=sys.stderr)
         return 2
     state_dir = Path(args.state_dir)
     settings = Settings.from_environment(repo_root=REPO_ROOT, state_dir=state_dir)
     out = Path(args.out) if args.out else SUBMISSIONS_DIR
+    ids = args.ids or every
     try:
-        t0 = time.perf_counter()
-        corpus = build_corpus(state_dir, mirror=settings.data_mirror)
-        print(
-            f"training: corpus of {corpus.stats['size']} molecules, sha256 {corpus.sha256} "
-            f"({time.perf_counter() - t0:.0f} s; removed {corpus.stats['removed']})"
-        )
-        for submission_id in args.ids or list(REFERENCE_MODELS):
+        encoders = [i for i in ids if i in REFERENCE_MODELS]
+        if encoders:
+            t0 = time.perf_counter()
+            corpus = build_corpus(state_dir, mirror=settings.data_mirror)
+            print(
+                f"training: corpus of {corpus.stats['size']} molecules, sha256 {corpus.sha256} "
+                f"({time.perf_counter() - t0:.0f} s; removed {corpus.stats['removed']})"
+            )
+        for submission_id in ids:
+            if submission_id in GENERATIVE_MODELS:
+                train_reference(
+                    submission_id,
+                    state_dir=state_dir,
+                    out=out,
+                    settings=None if args.no_mlflow else settings,
+                    steps=args.steps,
+                    mirror=settings.data_mirror,
+                )
+                continue
             config = REFERENCE_MODELS[submission_id]
             if args.steps:
                 config = config.model_copy(update={"steps": args.steps})
