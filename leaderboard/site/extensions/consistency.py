@@ -3,7 +3,9 @@
 Registered as ``EXTENSIONS["consistency"]``. Per data set, the track page gets one table per task (every
 pair of representations: consistency, chance, adjusted, false consistency, raw string agreement and the
 accuracy of each side; numeric tasks: the MSE forms) and the paper's "orthogonal" view, accuracy against
-adjusted consistency, one point per model and task. A model's page gets the items whose SMILES and IUPAC
+adjusted consistency, one point per model and task; where the project's generative references are on
+the board, what they show about the KL consistency regulariser
+(:mod:`leaderboard.site.extensions.consistency_finding`). A model's page gets the items whose SMILES and IUPAC
 answers disagree, both answers side by side (escaped: completions are a submission's text) with the
 structures drawn where the answer is one.
 
@@ -23,6 +25,7 @@ from evaluators import consistency as cm
 from leaderboard.markdown import code, esc, table
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.extensions.consistency_finding import finding_lines
 from leaderboard.site.figures import display_name, legend, scatter_trace, submission_colours
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.sitedata import SiteData
@@ -63,7 +66,8 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     values = _values(rows)
     subs = data.order({str(s) for s in rows["submission"].unique()})
     tasks = [t for t in track(TRACK).dimension("task").values if t in set(rows["task"])]
-    out = ["### Consistency by task", ""]
+    out = finding_lines(data, dataset)
+    out += ["### Consistency by task", ""]
     for task in tasks:
         out += [f"#### {esc(_label('task', task))}", ""]
         numeric = any(m.startswith("mse_") for (_, t, _, _, m) in values if t == task)
