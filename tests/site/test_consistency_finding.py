@@ -33,7 +33,7 @@ def test_the_kl_model_that_agrees_with_itself_but_is_no_more_right_is_called_so(
     text = "\n".join(finding_lines(_data(ce + kl), "d"))
     assert "| lipinski | consistency SMILES ↔ IUPAC | 0.000 | 1.000 | +1.000 [+1.000, +1.000]" in text
     assert "| lipinski | accuracy, SMILES | 0.500 | 0.500 | +0.000" in text
-    assert "the KL-regularised model is more consistent than `chem-t5-ce` (higher on 1, lower on 0 of 1" in text
+    assert "the KL-regularised model is more consistent than `chem-t5-ce` (higher on 1, lower on 0" in text
     assert "no more and no less accurate" in text
 
 
