@@ -98,7 +98,7 @@ class Seq2SeqConfig(BaseModel):
     max_source_length: int = Field(default=96, ge=8)
     max_target_length: int = Field(default=64, ge=4)
     # optimisation
-    steps: int = Field(default=3000, ge=1)
+    steps: int = Field(default=1100, ge=1)
     batch_size: int = Field(default=64, ge=2)
     learning_rate: float = Field(default=2e-3, gt=0.0)
     warmup_fraction: float = Field(default=0.05, ge=0.0, lt=1.0)
@@ -107,7 +107,7 @@ class Seq2SeqConfig(BaseModel):
     # KL variant
     kl_weight: float = Field(default=1.0, ge=0.0, description="the paper's appendix: 1.0")
     kl_samples: int = Field(default=1, ge=1, description="sequences sampled per item and direction (M, N)")
-    kl_max_new_tokens: int = Field(default=20, ge=2, description="sampled answer length bound")
+    kl_max_new_tokens: int = Field(default=8, ge=2, description="sampled answer length bound")
     # execution
     threads: int = Field(default=2, ge=1, description="torch intra-op threads (part of the result)")
     log_every: int = Field(default=25, ge=1)

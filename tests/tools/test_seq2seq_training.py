@@ -151,3 +151,26 @@ def test_reference_configurations_share_data_and_budget_and_fit_the_weight_limit
     tok = build_tokenizer(molecules, vocab_size=configs[0].vocab_size)
     n = sum(p.numel() for p in T5ForConditionalGeneration(t5_config(configs[0], tok)).parameters())
     assert 4 * (n + 2 * configs[0].vocab_size * configs[0].d_model) < MAX_WEIGHT_BYTES
+
+
+@pytest.mark.parametrize("submission_id", sorted(GENERATIVE_MODELS))
+def test_reference_configuration_retrains_bitwise_identically(submission_id, molecules, tmp_path) -> None:
+    config = GENERATIVE_MODELS[submission_id].model_copy(update={"steps": 2, "log_every": 1})
+    first = _weights_sha(train(config, molecules[:40], log=lambda _: None), tmp_path / "a")
+    assert first == _weights_sha(train(config, molecules[:40], log=lambda _: None), tmp_path / "b")
+
+
+@pytest.mark.parametrize("submission_id", sorted(GENERATIVE_MODELS))
+def test_committed_weights_match_their_training_record(submission_id) -> None:
+    from leaderboard.tools.name_corpus import FULL_BUILD
+    from leaderboard.tools.training import SUBMISSIONS_DIR
+
+    folder = SUBMISSIONS_DIR / submission_id
+    rec = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    weights = folder / rec["weights"]["file"]
+    assert weights.stat().st_size == rec["weights"]["bytes"] <= MAX_WEIGHT_BYTES
+    assert hashlib.sha256(weights.read_bytes()).hexdigest() == rec["weights"]["sha256"]
+    assert rec["corpus"]["sha256"] == FULL_BUILD["sha256"] and rec["corpus"]["size"] == FULL_BUILD["kept"]
+    assert rec["config"] == GENERATIVE_MODELS[submission_id].model_dump()
+    assert rec["training_seconds"] <= 15 * 60  # the budget on this 2-core machine
+    assert rec["weights"]["sha256"] in (folder / "TRAINING.md").read_text(encoding="utf-8")
