@@ -165,6 +165,7 @@ def _store(state_dir: Path):
 def _cards() -> list[dict]:
     """Model cards of every submission with a valid manifest (an invalid one is skipped)."""
     from leaderboard.intake.manifest import ManifestError, discover, load_submission
+    from leaderboard.intake.training_record import read_training_record
 
     cards = []
     for path in discover(REPO_ROOT / "submissions"):
@@ -172,7 +173,7 @@ def _cards() -> list[dict]:
             sub = load_submission(path, allow_remote_code=[path.parent.name])
         except ManifestError:
             continue
-        cards.append(sub.card())
+        cards.append({**sub.card(), "training": read_training_record(path.parent)})
     return cards
 
 

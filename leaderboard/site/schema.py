@@ -84,6 +84,7 @@ SUBMISSION_KEYS: tuple[str, ...] = (
     "training_data",
     "pooling",
     "tracks",
+    "training",
 )
 
 #: A submission id: the submission's folder name (also a page's file name).

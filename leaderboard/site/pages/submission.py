@@ -22,6 +22,7 @@ from leaderboard.ranking.rules import RULE_LABELS
 from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, submission_link, track_link
 from leaderboard.site.extensions import extension
+from leaderboard.site.figures import scatter_trace
 from leaderboard.site.format import change, duration, fmt, metric_label, text, value_label
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.pages.overview import OTHER_RULES, criterion_label
@@ -102,11 +103,45 @@ def submission_page(data: SiteData, sub_id: str, figures: Figures, explorer: Exp
         out += [table(["Field", "Value"], [list(r) for r in card]), ""]
     else:
         out += ["No manifest metadata exported for this submission.", ""]
+    out += _training(meta.get("training"), sub_id, figures)
     out += ["## Ranking", "", *_ranking(data, sub_id)]
     out += ["## Results", "", *_results(data, sub_id, figures, explorer)]
     out += ["## Runs and provenance", "", *_runs(data, sub_id)]
     out += ["[Download all data](../downloads.md)", ""]
     return "\n".join(out)
+
+
+def _training(record: Any, sub_id: str, figures: Figures) -> list[str]:
+    """Write the training record of a model the project trained (``training.json``), with its loss curve."""
+    if not isinstance(record, dict):
+        return []
+
+    def number(key: str, form: str = "{:,}") -> str:
+        value = record.get(key)
+        return form.format(value) if isinstance(value, int | float) and not isinstance(value, bool) else "—"
+
+    rows = [
+        ["Training time", number("seconds", "{:,.0f} s")],
+        ["Passes over the corpus", number("epochs", "{:.2f}")],
+        ["Parameters", number("parameters")],
+        ["Corpus", f"{number('corpus_size')} items, sha256 {code(str(record.get('corpus_sha256', '')))}"],
+        ["Weights", f"{number('weights_bytes')} bytes, sha256 {code(str(record.get('weights_sha256', '')))}"],
+        ["Rebuild", code(str(record.get("rebuild", "")))],
+    ]
+    intro = ("Trained by the project from scratch; the submission folder holds `training.json` and "
+             "`TRAINING.md` (configuration, environment, the whole loss history).")  # fmt: skip
+    out = ["## Training record", "", intro, "", table(["Field", "Value"], rows), ""]
+    loss = [p for p in record.get("loss") or [] if isinstance(p, list) and len(p) == 2]
+    if loss:
+        fig = {
+            "data": [scatter_trace(x=[p[0] for p in loss], y=[p[1] for p in loss], mode="lines",
+                                   name="loss", hovertemplate="step %{x}<br>loss %{y:.4f}")],
+            "layout": {"xaxis": {"title": {"text": "step"}}, "yaxis": {"title": {"text": "training loss"}},
+                       "showlegend": False, "margin": {"t": 20}, "height": 320},
+        }  # fmt: skip
+        out += figures.block(fig, "sub", sub_id, "training-loss",
+                             caption="Training loss (mean over the logging window) against the step.")
+    return out
 
 
 def _ranking(data: SiteData, sub_id: str) -> list[str]:
