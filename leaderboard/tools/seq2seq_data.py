@@ -22,7 +22,6 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from evaluators.tracks.consistency_tasks import TASKS, Task
 
@@ -38,7 +37,6 @@ __all__ = [
     "epoch_items",
     "make_molecules",
     "question_flags",
-    "save_tokenizer",
     "views",
 ]
 
@@ -209,9 +207,3 @@ def build_tokenizer(molecules: Sequence[Molecule], *, vocab_size: int = 1024, ma
         padding_side="right",
         model_input_names=["input_ids", "attention_mask"],
     )
-
-
-def save_tokenizer(tokenizer, folder: Path) -> list[Path]:
-    """Save ``tokenizer`` as standard Hugging Face files in ``folder``; return the files written."""
-    folder.mkdir(parents=True, exist_ok=True)
-    return sorted(Path(p) for p in tokenizer.save_pretrained(str(folder)))

@@ -39,7 +39,6 @@ import hashlib
 import json
 import math
 import random
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,10 +51,11 @@ from leaderboard.tools.seq2seq_data import (
     Molecule,
     build_tokenizer,
     epoch_items,
-    save_tokenizer,
     views,
 )
+from leaderboard.tools.smiles_tokenizer import save_tokenizer
 from leaderboard.tools.training_config import TrainingError
+from leaderboard.tools.training_loop import LossLog, optimiser_step, warmup_cosine
 
 __all__ = [
     "GENERATIVE_MODELS",
@@ -313,20 +313,13 @@ def train(config: Seq2SeqConfig, molecules: Sequence[Molecule], *, log=print) ->
             ],
             lr=config.learning_rate,
         )
-        warmup = max(1, round(config.warmup_fraction * config.steps))
-
-        def schedule(step: int) -> float:
-            if step < warmup:
-                return (step + 1) / warmup
-            return max(0.0, 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, config.steps - warmup))))
-
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, warmup_cosine(config.steps, config.warmup_fraction)
+        )
         batches = _Batches(molecules, config)
-        history: dict[str, list[tuple[int, float]]] = {"loss": [], "ce": [], "learning_rate": []}
-        if config.variant == "kl":
-            history.update(kl=[], kl_surrogate=[])
-        window: dict[str, list[float]] = {k: [] for k in history}
-        start = time.perf_counter()
+        names = ["loss", "ce", "learning_rate"] + (["kl", "kl_surrogate"] if config.variant == "kl" else [])
+        losses = LossLog(names, steps=config.steps, log_every=config.log_every,
+                         print_every=config.log_every * 8, log=log)  # fmt: skip
         for step in range(config.steps):
             q_s, q_i, a_s, a_i, tasks = batches.next()
             inputs = _encode(tokenizer, q_s + q_i, config.max_source_length)
@@ -344,26 +337,11 @@ def train(config: Seq2SeqConfig, molecules: Sequence[Molecule], *, log=print) ->
             values.update(loss=loss.item(), learning_rate=scheduler.get_last_lr()[0])
             if not math.isfinite(values["loss"]):
                 raise TrainingError(f"loss became {values['loss']} at step {step}; lower learning_rate")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            for key, value in values.items():
-                window[key].append(value)
-            if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
-                for key in history:
-                    if window[key]:
-                        history[key].append((step + 1, float(np.mean(window[key]))))
-                    window[key].clear()
-                if (step + 1) % (config.log_every * 8) == 0 or step + 1 == config.steps:
-                    shown = ", ".join(f"{k} {v[-1][1]:.4g}" for k, v in history.items() if v)
-                    log(f"  step {step + 1}/{config.steps} (epoch {batches.epoch}): {shown}, "
-                        f"{time.perf_counter() - start:.0f} s")  # fmt: skip
-        seconds = time.perf_counter() - start
+            optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
+            losses.add(step, values, batches.epoch)
         model.eval()
         epochs = config.steps * batches.per_batch / max(1, 3 * len(molecules))
-        return Seq2SeqRun(model, tokenizer, history, seconds, epochs)
+        return Seq2SeqRun(model, tokenizer, losses.history, losses.seconds(), epochs)
     finally:
         torch.use_deterministic_algorithms(previous[0])
         torch.set_num_threads(previous[1])

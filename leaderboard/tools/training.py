@@ -64,6 +64,7 @@ from leaderboard.tools.smiles_tokenizer import (
     split_smiles,
 )
 from leaderboard.tools.training_config import REFERENCE_MODELS, TrainingConfig, TrainingError, TrainingRun
+from leaderboard.tools.training_loop import LossLog, optimiser_step, warmup_cosine
 from leaderboard.tools.training_report import log_to_mlflow, loss_summary, write_reports
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -261,22 +262,17 @@ def train(config: TrainingConfig, corpus: Sequence[str], *, log=print) -> Traini
             betas=(0.9, 0.98),
             eps=1e-6,
         )
-        warmup = max(1, round(config.warmup_fraction * config.steps))
-
-        def schedule(step: int) -> float:
-            if step < warmup:
-                return (step + 1) / warmup
-            return max(0.0, 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, config.steps - warmup))))
-
-        scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+        scheduler = torch.optim.lr_scheduler.LambdaLR(
+            optimizer, warmup_cosine(config.steps, config.warmup_fraction)
+        )
         gen = torch.Generator().manual_seed(config.seed)
         stream = BatchStream(corpus, config)
-        history: dict[str, list[tuple[int, float]]] = {"loss": [], "mlm_loss": [], "learning_rate": []}
+        names = ["loss", "mlm_loss", "learning_rate"]
         if config.variant == "contrastive":
-            history.update(contrastive_loss=[], contrastive_acc=[])
-        window: dict[str, list[float]] = {k: [] for k in history}
+            names += ["contrastive_loss", "contrastive_acc"]
+        losses = LossLog(names, steps=config.steps, log_every=config.log_every,
+                         print_every=config.log_every * 10, log=log)  # fmt: skip
         mask_id = tokenizer.mask_token_id
-        start = time.perf_counter()
         batches = iter(stream)
         for step in range(config.steps):
             texts = next(batches)
@@ -321,27 +317,11 @@ def train(config: TrainingConfig, corpus: Sequence[str], *, log=print) -> Traini
             values.update(loss=loss.item(), learning_rate=scheduler.get_last_lr()[0])
             if not math.isfinite(values["loss"]):
                 raise TrainingError(f"loss became {values['loss']} at step {step}; lower learning_rate")
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), config.max_grad_norm)
-            optimizer.step()
-            scheduler.step()
-            for key, value in values.items():
-                window[key].append(value)
-            if (step + 1) % config.log_every == 0 or step + 1 == config.steps:
-                for key in history:
-                    history[key].append((step + 1, float(np.mean(window[key]))))
-                    window[key].clear()
-                if (step + 1) % (config.log_every * 10) == 0 or step + 1 == config.steps:
-                    shown = ", ".join(f"{k} {v[-1][1]:.4g}" for k, v in history.items())
-                    log(
-                        f"  step {step + 1}/{config.steps} (epoch {stream.epoch}): {shown}, "
-                        f"{time.perf_counter() - start:.0f} s"
-                    )
-        seconds = time.perf_counter() - start
+            optimiser_step(model, optimizer, scheduler, loss, config.max_grad_norm)
+            losses.add(step, values, stream.epoch)
         model.eval()
         epochs = config.steps * stream.per_batch / max(1, len(corpus))
-        return TrainingRun(model, tokenizer, history, seconds, epochs)
+        return TrainingRun(model, tokenizer, losses.history, losses.seconds(), epochs)
     finally:
         torch.use_deterministic_algorithms(previous[0])
         torch.set_num_threads(previous[1])
