@@ -127,7 +127,7 @@ def _summary(verdicts: list[str], word: str) -> str:
         return f"less {word}"
     if up and down:
         return f"sometimes more, sometimes less {word}"
-    return f"no more and no less {word} (no interval excludes 0)"
+    return f"no more and no less {word}"
 
 
 def _counts(verdicts: list[str]) -> str:

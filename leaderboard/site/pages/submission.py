@@ -124,7 +124,7 @@ def _training(record: Any, sub_id: str, figures: Figures) -> list[str]:
         ["Training time", number("seconds", "{:,.0f} s")],
         ["Passes over the corpus", number("epochs", "{:.2f}")],
         ["Parameters", number("parameters")],
-        ["Corpus", f"{number('corpus_size')} items, sha256 {code(str(record.get('corpus_sha256', '')))}"],
+        ["Corpus", f"{number('corpus_size')} molecules, sha256 {code(str(record.get('corpus_sha256', '')))}"],
         ["Weights", f"{number('weights_bytes')} bytes, sha256 {code(str(record.get('weights_sha256', '')))}"],
         ["Rebuild", code(str(record.get("rebuild", "")))],
     ]
