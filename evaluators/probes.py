@@ -1,0 +1,160 @@
+"""Downstream probes (T2): a linear model on frozen embeddings, scored on original and rewritten test sets.
+
+AMORE's second experiment (``../shared/papers/amore-smiles-augmentation-robustness.txt``, MoleculeNet section)
+asks whether a property model built on a chemical language model survives a test set written differently. The
+paper fine-tunes whole models; the CPU-feasible form here freezes the embeddings and fits a probe:
+
+- :func:`fit_probe`: standardised features, then ridge regression (``RidgeCV``) or L2 logistic regression
+  (``LogisticRegressionCV``), the regularisation chosen by K-fold cross-validation **on the training
+  molecules only** (seeded folds);
+- :func:`score`: RMSE (regression) or ROC-AUC (classification) of one test variant;
+- :func:`degradation`: the loss against the original test split, absolute and relative, oriented so that
+  positive means worse whatever the metric's direction;
+- :func:`paired_bootstrap`: intervals over test molecules, the same draw for every variant (paired).
+
+Host side: labels never enter the container. Pure functions of their inputs; deterministic given ``seed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["ALPHAS", "CS", "Probe", "degradation", "fit_probe", "paired_bootstrap", "score"]
+
+#: Ridge penalties searched (log-spaced).
+ALPHAS: tuple[float, ...] = tuple(float(a) for a in np.logspace(-3, 4, 15))
+#: Inverse L2 penalties of the logistic probe searched.
+CS: tuple[float, ...] = tuple(float(c) for c in np.logspace(-4, 3, 15))
+N_FOLDS = 5
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A fitted probe: the scikit-learn pipeline, the task kind and the chosen regularisation."""
+
+    model: object
+    kind: str
+    chosen: float
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """Predictions (regression) or positive-class probabilities (classification)."""
+        if self.kind == "classification":
+            return self.model.predict_proba(features)[:, 1]
+        return self.model.predict(features)
+
+
+def fit_probe(features: np.ndarray, labels: Sequence[float], kind: str, *, seed: int = 0) -> Probe:
+    """Fit the probe on the training molecules; cross-validation sees nothing else.
+
+    Parameters
+    ----------
+    features : numpy.ndarray
+        ``(n_train, d)`` embeddings of the training molecules.
+    labels : sequence of float
+        Their labels (0/1 for classification).
+    kind : str
+        ``regression`` or ``classification``.
+    seed : int
+        Seed of the cross-validation folds (and the solver's).
+
+    Raises
+    ------
+    ValueError
+        For another ``kind``, features that are not finite, or a classification label set that is not
+        exactly {0, 1}.
+    """
+    from sklearn.linear_model import LogisticRegressionCV, RidgeCV
+    from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x = np.asarray(features, dtype=np.float64)
+    y = np.asarray(labels, dtype=np.float64)
+    if not np.isfinite(x).all():
+        raise ValueError("fit_probe: the embeddings hold NaN or infinite values")
+    if kind == "regression":
+        cv = KFold(N_FOLDS, shuffle=True, random_state=seed)
+        head = RidgeCV(alphas=ALPHAS, cv=cv)
+        model = make_pipeline(StandardScaler(), head).fit(x, y)
+        return Probe(model, kind, float(model[-1].alpha_))
+    if kind == "classification":
+        if set(np.unique(y)) != {0.0, 1.0}:
+            raise ValueError("fit_probe: classification labels must hold both classes, 0 and 1")
+        cv = StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
+        head = LogisticRegressionCV(Cs=list(CS), cv=cv, scoring="roc_auc", max_iter=2000, l1_ratios=(0.0,),
+                                    use_legacy_attributes=False, random_state=seed)  # fmt: skip
+        model = make_pipeline(StandardScaler(), head).fit(x, y.astype(int))
+        return Probe(model, kind, float(np.ravel(model[-1].C_)[0]))
+    raise ValueError(f"fit_probe: kind must be 'regression' or 'classification', got {kind!r}")
+
+
+def score(kind: str, labels: Sequence[float], predictions: Sequence[float]) -> float:
+    """RMSE (regression, lower is better) or ROC-AUC (classification, higher is better).
+
+    Examples
+    --------
+    >>> round(score("regression", [1.0, 2.0, 4.0], [1.0, 3.0, 2.0]), 4)
+    1.291
+    >>> score("classification", [0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8])
+    0.75
+    """
+    y = np.asarray(labels, dtype=np.float64)
+    p = np.asarray(predictions, dtype=np.float64)
+    if kind == "regression":
+        return float(np.sqrt(np.mean((y - p) ** 2)))
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y.astype(int), p))
+
+
+def degradation(kind: str, original: float, variant: float) -> tuple[float, float]:
+    """Return ``(absolute, relative)`` loss of a variant against the original score; > 0 means worse.
+
+    Regression: ``variant − original`` RMSE; classification: ``original − variant`` AUC. Relative: the
+    absolute loss over the original score (``nan`` when that is 0).
+
+    Examples
+    --------
+    >>> degradation("regression", 1.0, 1.25), degradation("classification", 0.8, 0.6)
+    ((0.25, 0.25), (0.2, 0.25))
+    """
+    loss = variant - original if kind == "regression" else original - variant
+    loss = round(loss, 12)
+    return loss, (round(loss / original, 12) if original else float("nan"))
+
+
+def paired_bootstrap(
+    kind: str,
+    labels: Sequence[float],
+    predictions: Mapping[str, Sequence[float]],
+    *,
+    n_boot: int = 1000,
+    seed: int = 0,
+    level: float = 0.95,
+) -> dict[str, tuple[float, float]]:
+    """Percentile intervals of each variant's score, test molecules resampled together for all variants.
+
+    A draw without both classes (classification) is redrawn from the same stream, so every replicate has
+    an AUC.
+
+    Returns
+    -------
+    dict
+        ``{variant: (low, high)}``.
+    """
+    y = np.asarray(labels, dtype=np.float64)
+    preds = {k: np.asarray(v, dtype=np.float64) for k, v in predictions.items()}
+    rng = np.random.default_rng(seed)
+    n = len(y)
+    values: dict[str, list[float]] = {k: [] for k in preds}
+    while len(next(iter(values.values()), [0] * n_boot)) < n_boot:
+        idx = rng.integers(0, n, size=n)
+        if kind == "classification" and len(np.unique(y[idx])) < 2:
+            continue
+        for k, p in preds.items():
+            values[k].append(score(kind, y[idx], p[idx]))
+    tail = (1 - level) / 2
+    return {k: (float(np.quantile(v, tail)), float(np.quantile(v, 1 - tail))) for k, v in values.items()}
