@@ -4,8 +4,9 @@ Files exactly as DeepChem distributes them (``../shared/data/moleculenet/`` mirr
 lists sources and hashes). Each record: ``id`` (0-based data row), ``smiles`` (as written), ``label`` (the
 task's column) — the labels stay on the host: the T2 container gets a label-free strings table.
 
-:data:`DOWNSTREAM_TASKS` says, per data set, which column is the label and whether it is a regression or a
-classification (MoleculeNet's recommended metric: RMSE / ROC-AUC). ClinTox has two tasks; ``CT_TOX``
+The downstream track's task table (:data:`evaluators.tracks.downstream.DOWNSTREAM_TASKS`) says which
+record field is the label and whether it is a regression or a classification (MoleculeNet's metric: RMSE
+/ ROC-AUC). ClinTox has two tasks; ``CT_TOX``
 (clinical-trial toxicity) is the one used here. BACE's SMILES column is called ``mol``.
 
 Registered in :data:`evaluators.dataset_specs.DATASETS` on import.
@@ -19,7 +20,7 @@ from pathlib import Path
 
 from evaluators.dataset_specs import DataFile, DatasetSpec, register_dataset
 
-__all__ = ["DOWNSTREAM_TASKS", "MOLECULENET"]
+__all__ = ["MOLECULENET"]
 
 _BASE = "https://deepchemdata.s3-us-west-1.amazonaws.com/datasets"
 
@@ -43,8 +44,6 @@ _SETS: dict[str, tuple[str, str, str, str, str, str, str]] = {
                 "Clinical-trial toxicity (1484 molecules, binary CT_TOX).", "Gayvert et al. 2016"),
 }  # fmt: skip
 
-#: data set → (label column, kind) for the downstream track.
-DOWNSTREAM_TASKS: dict[str, tuple[str, str]] = {name: (v[2], v[3]) for name, v in _SETS.items()}
 
 
 def _records(name: str):

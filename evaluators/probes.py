@@ -131,30 +131,52 @@ def paired_bootstrap(
     labels: Sequence[float],
     predictions: Mapping[str, Sequence[float]],
     *,
+    reference: str = "original",
     n_boot: int = 1000,
     seed: int = 0,
     level: float = 0.95,
-) -> dict[str, tuple[float, float]]:
-    """Percentile intervals of each variant's score, test molecules resampled together for all variants.
+) -> tuple[dict[str, tuple[float, float]], dict[str, tuple[float, float]]]:
+    """Percentile intervals of each variant's score and of its degradation, test molecules resampled together.
 
-    A draw without both classes (classification) is redrawn from the same stream, so every replicate has
-    an AUC.
+    One draw of test molecules serves every variant (paired), so the degradation interval is that of the
+    per-replicate difference :func:`degradation` against ``reference``; it excludes 0 when the rewrite
+    changes the score beyond resampling noise. A draw without both classes (classification) is redrawn
+    from the same stream, so every replicate has an AUC.
 
     Returns
     -------
-    dict
-        ``{variant: (low, high)}``.
+    scores : dict
+        ``{variant: (low, high)}`` of the score.
+    degradations : dict
+        ``{variant: (low, high)}`` of the absolute degradation, for every variant but ``reference``.
+
+    Examples
+    --------
+    >>> y = [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    >>> scores, drops = paired_bootstrap("regression", y, {"original": y, "same": y}, n_boot=50)
+    >>> scores["same"], drops["same"]
+    ((0.0, 0.0), (0.0, 0.0))
     """
     y = np.asarray(labels, dtype=np.float64)
     preds = {k: np.asarray(v, dtype=np.float64) for k, v in predictions.items()}
+    if reference not in preds:
+        raise ValueError(f"paired_bootstrap: no predictions for the reference {reference!r}")
     rng = np.random.default_rng(seed)
     n = len(y)
     values: dict[str, list[float]] = {k: [] for k in preds}
-    while len(next(iter(values.values()), [0] * n_boot)) < n_boot:
+    while len(values[reference]) < n_boot:
         idx = rng.integers(0, n, size=n)
         if kind == "classification" and len(np.unique(y[idx])) < 2:
             continue
         for k, p in preds.items():
             values[k].append(score(kind, y[idx], p[idx]))
     tail = (1 - level) / 2
-    return {k: (float(np.quantile(v, tail)), float(np.quantile(v, 1 - tail))) for k, v in values.items()}
+
+    def interval(v: np.ndarray) -> tuple[float, float]:
+        return float(np.round(np.quantile(v, tail), 12)), float(np.round(np.quantile(v, 1 - tail), 12))
+
+    base = np.asarray(values[reference])
+    sign = 1.0 if kind == "regression" else -1.0
+    scores = {k: interval(np.asarray(v)) for k, v in values.items()}
+    drops = {k: interval(sign * (np.asarray(v) - base)) for k, v in values.items() if k != reference}
+    return scores, drops

@@ -25,13 +25,14 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
-from evaluators.datasets import DATASETS, dataset_hash
-from evaluators.schema import Job, ModelConfig, TrackOptions
+from evaluators.datasets import DATASETS, dataset_hash, load_records
+from evaluators.schema import DataView, Job, ModelConfig, TrackOptions
 from evaluators.tracks import TRACKS, benchmark_version
+from evaluators.views import write_view
 from leaderboard.execution.data import DataError, prepare_dataset
 from leaderboard.execution.endpoint_runner import CACHE_DIR, EndpointRunner, endpoint_tag
 from leaderboard.execution.engine import GpuChoice, RunnerKind, select_engine
@@ -443,8 +444,11 @@ class Evaluator:
             else self.sandbox
         )
         try:
+            job, container_data = data_view(job, work, data_root, data_hash)
             models = job_inputs(work, job, weights)
-            return self._attempt(run_id, label, tag, job, work, models, data_root, folder, runner)
+            return self._attempt(
+                run_id, label, tag, job, work, models, data_root, container_data, folder, runner
+            )
         finally:
             # Succeeded or failed: once the outcome is stored, the job folder and the run's output go.
             shutil.rmtree(work, ignore_errors=True)
@@ -458,10 +462,15 @@ class Evaluator:
         work: Path,
         models: Path,
         data_root: Path,
+        container_data: Path,
         folder: Path,
         runner: Runner,
     ) -> str:
-        """Run ``job`` with ``runner``, its ``/out`` limited, then store its checked result or its failure."""
+        """Run ``job`` with ``runner``, its ``/out`` limited, then store its checked result or its failure.
+
+        ``container_data`` is mounted at ``/data`` (the data root, or the job's label-free view); the
+        host's scoring reads ``data_root``.
+        """
         display = (
             ProgressDisplay(label, stream=self.progress_stream, interval_s=self.progress_interval_s)
             if self.progress_stream is not None
@@ -476,7 +485,7 @@ class Evaluator:
                 outcome = runner.run(
                     tag,
                     job_dir=work / "job",
-                    data_dir=data_root,
+                    data_dir=container_data,
                     models_dir=models,
                     out_dir=work / "out",
                     submission_dir=folder.resolve(),
@@ -506,6 +515,24 @@ class Evaluator:
             )
         self.log(f"{label}: done in {outcome.wall_s:.1f} s (run {run_id})")
         return "computed"
+
+
+def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Job, Path]:
+    """Return the job and the folder to mount at ``/data``: the data root, or a label-free view.
+
+    A track that withholds its labels (:meth:`evaluators.tracks.Track.container_view`) gets its view
+    written to ``work/data/<set>/view.csv``; the returned job carries the view's sha256 and the host's data
+    hash (:class:`evaluators.schema.DataView`). Any other track gets ``data_root`` and the job unchanged.
+    """
+    cls = TRACKS.get(job.track)
+    if not cls.withholds_labels:
+        return job, data_root
+    records = load_records(job.dataset, data_root, limit=job.options.limit)
+    rows = cls.container_view(records, job.options)
+    if rows is None:
+        return job, data_root
+    sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)
+    return replace(job, data_view=DataView(sha256=sha256, data_hash=data_hash)), work / "data"
 
 
 def job_inputs(work: Path, job: Job, weights: Path | None) -> Path:
