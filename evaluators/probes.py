@@ -4,8 +4,9 @@ AMORE's second experiment (``../shared/papers/amore-smiles-augmentation-robustne
 asks whether a property model built on a chemical language model survives a test set written differently. The
 paper fine-tunes whole models; the CPU-feasible form here freezes the embeddings and fits a probe:
 
-- :func:`fit_probe`: standardised features, then ridge regression (``RidgeCV``) or L2 logistic regression
-  (``LogisticRegressionCV``), the regularisation chosen by K-fold cross-validation **on the training
+- :func:`fit_probe`: standardised features, then ridge regression (``RidgeCV``, penalty chosen by efficient
+  leave-one-out cross-validation) or L2 logistic regression (``LogisticRegressionCV``, penalty chosen by
+  seeded stratified 5-fold cross-validation on ROC-AUC) — both cross-validations **on the training
   molecules only** (seeded folds);
 - :func:`score`: RMSE (regression) or ROC-AUC (classification) of one test variant;
 - :func:`degradation`: the loss against the original test split, absolute and relative, oriented so that
@@ -17,6 +18,7 @@ Host side: labels never enter the container. Pure functions of their inputs; det
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -27,7 +29,7 @@ __all__ = ["ALPHAS", "CS", "Probe", "degradation", "fit_probe", "paired_bootstra
 #: Ridge penalties searched (log-spaced).
 ALPHAS: tuple[float, ...] = tuple(float(a) for a in np.logspace(-3, 4, 15))
 #: Inverse L2 penalties of the logistic probe searched.
-CS: tuple[float, ...] = tuple(float(c) for c in np.logspace(-4, 3, 15))
+CS: tuple[float, ...] = tuple(float(c) for c in np.logspace(-4, 2, 7))
 N_FOLDS = 5
 
 
@@ -66,8 +68,9 @@ def fit_probe(features: np.ndarray, labels: Sequence[float], kind: str, *, seed:
         For another ``kind``, features that are not finite, or a classification label set that is not
         exactly {0, 1}.
     """
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.linear_model import LogisticRegressionCV, RidgeCV
-    from sklearn.model_selection import KFold, StratifiedKFold
+    from sklearn.model_selection import StratifiedKFold
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
@@ -76,17 +79,22 @@ def fit_probe(features: np.ndarray, labels: Sequence[float], kind: str, *, seed:
     if not np.isfinite(x).all():
         raise ValueError("fit_probe: the embeddings hold NaN or infinite values")
     if kind == "regression":
-        cv = KFold(N_FOLDS, shuffle=True, random_state=seed)
-        head = RidgeCV(alphas=ALPHAS, cv=cv)
+        # cv=None: leave-one-out over the training molecules from one SVD for every alpha (exact, and
+        # ~40x faster than K refits per alpha on 2048-bit fingerprints).
+        head = RidgeCV(alphas=ALPHAS)
         model = make_pipeline(StandardScaler(), head).fit(x, y)
         return Probe(model, kind, float(model[-1].alpha_))
     if kind == "classification":
         if set(np.unique(y)) != {0.0, 1.0}:
             raise ValueError("fit_probe: classification labels must hold both classes, 0 and 1")
         cv = StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
-        head = LogisticRegressionCV(Cs=list(CS), cv=cv, scoring="roc_auc", max_iter=2000, l1_ratios=(0.0,),
-                                    use_legacy_attributes=False, random_state=seed)  # fmt: skip
-        model = make_pipeline(StandardScaler(), head).fit(x, y.astype(int))
+        head = LogisticRegressionCV(Cs=list(CS), cv=cv, scoring="roc_auc", max_iter=1000, tol=1e-3,
+                                    l1_ratios=(0.0,), use_legacy_attributes=False,
+                                    random_state=seed)  # fmt: skip
+        with warnings.catch_warnings():
+            # Weak penalties on separable folds stop at max_iter; those C values lose the CV anyway.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            model = make_pipeline(StandardScaler(), head).fit(x, y.astype(int))
         return Probe(model, kind, float(np.ravel(model[-1].C_)[0]))
     raise ValueError(f"fit_probe: kind must be 'regression' or 'classification', got {kind!r}")
 

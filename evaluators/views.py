@@ -8,7 +8,7 @@ returns, here ``id, split, smiles`` — to ``<job data>/<set>/view.csv`` and mou
 (:class:`evaluators.schema.DataView`). Inside the container :func:`read_view` refuses a view whose bytes do
 not hash to it, and :func:`view_dataset` turns it into the :class:`LoadedDataset` a track runs on.
 
-The file format is fixed (UTF-8 CSV, ``\\n`` line ends, header = the columns in the order given), so the
+The file format is fixed (UTF-8 CSV, ``\n`` line ends, header = the columns in the order given), so the
 same rows always give the same bytes and the same hash.
 """
 
@@ -39,7 +39,7 @@ def view_bytes(rows: Sequence[dict[str, str]], columns: Sequence[str]) -> bytes:
     Examples
     --------
     >>> view_bytes([{"id": "1", "smiles": "CCO", "label": "3.1"}], ["id", "smiles"])
-    b'id,smiles\\n1,CCO\\n'
+    b'id,smiles\n1,CCO\n'
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

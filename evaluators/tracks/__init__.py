@@ -101,17 +101,17 @@ class Track(ABC):
 
     @classmethod
     def container_view(
-        cls, records: list[dict[str, str]], options: TrackOptions
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
     ) -> list[dict[str, str]] | None:
         """Return the rows the container gets instead of the data set's files, or ``None`` (the files).
 
         A track whose labels must never reach the model (T2 fits its probes on the host) returns label-free
         rows with at least ``id`` and ``smiles``; the host writes them as ``/data/<set>/view.csv``
         (:mod:`evaluators.views`) and :meth:`run` receives them as ``dataset.records``. ``records`` are the
-        set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``).
-        Must be deterministic: the view's hash is checked inside the container.
+        set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``) of
+        data set ``dataset``. Must be deterministic: the view's hash is checked inside the container.
         """
-        del records, options
+        del dataset, records, options
         return None
 
     #: Whether the container gets :meth:`container_view`'s label-free rows instead of the set's files.

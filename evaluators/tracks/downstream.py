@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -59,7 +60,7 @@ from evaluators.tracks import TRACKS, Progress, Track, no_progress
 from evaluators.tracks.amore import check_embeddings
 from evaluators.tracks.asking import cell, write_table
 
-__all__ = ["DOWNSTREAM_TASKS", "DownstreamTrack", "SPLIT_FRACTIONS"]
+__all__ = ["DOWNSTREAM_TASKS", "DownstreamTrack", "SPLIT_FRACTIONS", "SPLIT_SHA256", "split_sha256"]
 
 #: Data set → (record field holding the label, task kind). MoleculeNet's recommended metric per kind:
 #: RMSE for regression, ROC-AUC for classification.
@@ -75,6 +76,16 @@ DOWNSTREAM_TASKS: dict[str, tuple[str, str]] = {
 #: Train / validation / test shares of the scaffold split; no validation split: the probe's regularisation
 #: is chosen by cross-validation within train, and a larger test set gives tighter intervals.
 SPLIT_FRACTIONS = (0.8, 0.0, 0.2)
+#: sha256 of each whole set's split (:func:`split_sha256`) under seed 0: the fixed splits of the board.
+SPLIT_SHA256: dict[str, str] = {
+    "bbbp": "42b65c2895035b52fb7f0ae818d50f8433e3d9f44007d9912c05eaaad800968c",
+    "bace": "be6e5171cb2c6230f083f7e7b81c9d0a82bce6a8008b85a39c2e2700cef0f87b",
+    "clintox": "f027ef1e31ef6a50747a33a0fb2d7973842f12579e1dd50fcfcfec0bd4ad63f9",
+    "esol": "b275015f0ab3b791f9614a2676e5aea125602aa243e12723ee57fb5becb190dc",
+    "lipophilicity": "fff450a27eb3e75bc12a8eb7aa2cd23f94baba1a73ec2148317fc8a19c078acf",
+    "freesolv": "b68472589c7ceeca68d17be47d0c18da334e6cd48e39195f064e076c05ac0a18",
+    "solubility": "bb1e0f50059a8992ceeaba06eb5d8e0681d2588119e38c51e25fe26be7e0aba8",
+}
 ORIGINAL = "original"
 WORST = "worst"
 EMBEDDINGS = "embeddings.npy"
@@ -106,6 +117,18 @@ _NEW = (
 )  # fmt: skip
 for _spec in _NEW:
     register_metric(_spec)
+
+
+def split_sha256(ids: list[str], splits: list[str]) -> str:
+    r"""Hash of a split: sha256 over ``"<id>\t<split>\n"`` lines in data-set order.
+
+    Examples
+    --------
+    >>> split_sha256(["0", "1"], ["train", "test"])[:12]
+    'b58f875fcbf8'
+    """
+    blob = "".join(f"{i}\t{s}\n" for i, s in zip(ids, splits, strict=True)).encode()
+    return hashlib.sha256(blob).hexdigest()
 
 
 def _row(variant: str, metric: str, value: float) -> dict[str, Any]:
@@ -142,7 +165,8 @@ class DownstreamTrack(Track):
     # rmse: T4's declaration; n_excluded: T1's (here: rewrites that failed the check keep the original).
     metrics = ("rmse", *(s.name for s in _NEW), "n_excluded")
     headline = (
-        Criterion(metric="rmse", where=(("variant", ORIGINAL),), per=(), label="RMSE on the original test set"),
+        Criterion(metric="rmse", where=(("variant", ORIGINAL),), per=(),
+                  label="RMSE on the original test set"),
         Criterion(metric="roc_auc", where=(("variant", ORIGINAL),), per=(),
                   label="ROC-AUC on the original test set"),
         Criterion(metric="degradation", where=(("variant", WORST),), per=(),
@@ -169,10 +193,26 @@ class DownstreamTrack(Track):
     artifacts = (EMBEDDINGS, STRINGS)
 
     @classmethod
-    def container_view(  # noqa: D102
-        cls, records: list[dict[str, str]], options: TrackOptions
+    def container_view(
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
     ) -> list[dict[str, str]] | None:
+        """Return ``id, split, smiles`` per record: the scaffold split, checked against its pinned hash.
+
+        Raises
+        ------
+        ValueError
+            If the whole set's split under the default seed is not the pinned one (:data:`SPLIT_SHA256`):
+            RDKit's scaffolds changed, and results would no longer be comparable with the board's.
+        """
         splits = scaffold_split([r["smiles"] for r in records], fractions=SPLIT_FRACTIONS, seed=options.seed)
+        pinned = SPLIT_SHA256.get(dataset)
+        if pinned is not None and options.limit is None and options.seed == 0:
+            actual = split_sha256([r["id"] for r in records], splits)
+            if actual != pinned:
+                raise ValueError(
+                    f"data set {dataset!r}: the scaffold split hashes to {actual}, not the pinned {pinned}; "
+                    "RDKit's Bemis-Murcko scaffolds changed (new RDKit?) — pin the new split deliberately"
+                )
         return [
             {"id": r["id"], "split": s, "smiles": r["smiles"]} for r, s in zip(records, splits, strict=True)
         ]
@@ -184,7 +224,8 @@ class DownstreamTrack(Track):
             "augmentations": list(AUGMENTATIONS.names()),
             "split": {"method": "bemis-murcko scaffold", "fractions": list(SPLIT_FRACTIONS)},
             "probe": {"regression": "ridge", "classification": "logistic l2", "alphas": list(ALPHAS),
-                      "Cs": list(CS), "cv_folds": N_FOLDS, "standardised": True, "layer": "last"},
+                      "Cs": list(CS), "standardised": True, "layer": "last",
+                      "cv": {"regression": "leave-one-out", "classification": f"{N_FOLDS}-fold stratified"}},
             "tasks": {k: list(v) for k, v in DOWNSTREAM_TASKS.items()},
             "bootstrap": {"n_boot": N_BOOT, "level": 0.95},
         }  # fmt: skip
@@ -264,7 +305,7 @@ class DownstreamTrack(Track):
             raise ValueError(f"track 'downstream' has no task for data set {result.dataset!r}")
         field, kind = DOWNSTREAM_TASKS[result.dataset]
         records = load_records(result.dataset, data_dir, limit=self.options.limit)
-        view = self.container_view(records, self.options)
+        view = self.container_view(result.dataset, records, self.options)
         scored = score_probe(
             records=records, view=view or [], label_field=field, kind=kind, out_dir=out_dir,
             variants=(ORIGINAL, *AUGMENTATIONS.names()), seed=self.options.seed, n_boot=N_BOOT,

@@ -528,7 +528,7 @@ def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Jo
     if not cls.withholds_labels:
         return job, data_root
     records = load_records(job.dataset, data_root, limit=job.options.limit)
-    rows = cls.container_view(records, job.options)
+    rows = cls.container_view(job.dataset, records, job.options)
     if rows is None:
         return job, data_root
     sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)

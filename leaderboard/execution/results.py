@@ -311,7 +311,8 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
     try:
         scored = track_cls(job.options).score(result, out_dir=out_dir, data_dir=data_dir or out_dir)
     except ValueError as exc:  # the run's raw outputs could not be scored (malformed, or unscoreable data)
-        raise ResultError(f"host scoring of track {job.track!r}: {' '.join(str(exc).split())[:500]}") from None
+        reason = " ".join(str(exc).split())[:500]
+        raise ResultError(f"host scoring of track {job.track!r}: {reason}") from None
     if scored is not result:
         try:
             rows = parse_rows(

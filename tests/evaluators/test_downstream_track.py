@@ -4,7 +4,6 @@ fingerprint model that cannot tell rewrites apart loses nothing, and the numbers
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import shutil
 from pathlib import Path
@@ -40,7 +39,8 @@ def _run_in_process(tmp: Path, dataset: str, data_root: Path, **kw) -> tuple[Job
     """Write the view the way the host does, run the job on it, return (job, view folder, out folder)."""
     work = tmp / "work"
     work.mkdir()
-    job, container_data = data_view(_job(dataset, data_root, **kw), work, data_root, _data_hash(dataset, data_root))
+    job = _job(dataset, data_root, **kw)
+    job, container_data = data_view(job, work, data_root, _data_hash(dataset, data_root))
     (work / "job.json").write_text(json.dumps(job.to_json()))
     out = work / "out"
     run_job(work / "job.json", data_dir=container_data, models_dir=tmp / "models", out_dir=out,
@@ -76,7 +76,8 @@ def test_the_container_gets_no_label_and_a_tampered_view_is_refused(tmp_path, be
     view_path.write_text(view_path.read_text().replace(",test,", ",train,", 1))
     with pytest.raises(JobError, match="sha256"):
         run_job(tmp_path / "work" / "job.json", data_dir=container_data, models_dir=tmp_path / "models",
-                out_dir=tmp_path / "out2", submission_dir=tmp_path / "submission", log=lambda _: None)  # fmt: skip
+                out_dir=tmp_path / "out2", submission_dir=tmp_path / "submission",
+                log=lambda _: None)  # fmt: skip
 
 
 def test_probe_cross_validation_sees_training_molecules_only(tmp_path, benchmark_data, monkeypatch) -> None:
@@ -90,10 +91,11 @@ def test_probe_cross_validation_sees_training_molecules_only(tmp_path, benchmark
 
     monkeypatch.setattr(downstream_scoring, "fit_probe", spy)
     records = load_records("esol", root, limit=200)
-    view = DownstreamTrack.container_view(records, TrackOptions(limit=200))
+    view = DownstreamTrack.container_view("esol", records, TrackOptions(limit=200))
     scored = downstream_scoring.score_probe(records=records, view=view, label_field="label",
-                                            kind="regression", out_dir=out, variants=("original", *AUGMENTATIONS),
-                                            seed=0, n_boot=50)  # fmt: skip
+                                            kind="regression", out_dir=out,
+                                            variants=("original", *AUGMENTATIONS), seed=0,
+                                            n_boot=50)  # fmt: skip
     train_ids = [v["id"] for v in view if v["split"] == "train"]
     test_ids = {v["id"] for v in view if v["split"] == "test"}
     labels = {r["id"]: float(r["label"]) for r in records}
@@ -112,7 +114,7 @@ def test_rmse_and_auc_agree_with_scikit_learn(tmp_path, benchmark_data) -> None:
         _, _, out = _run_in_process(_fresh(tmp_path / dataset), dataset, root, limit=300)
         records = load_records(dataset, root, limit=300)
         field, kind = DOWNSTREAM_TASKS[dataset]
-        view = DownstreamTrack.container_view(records, TrackOptions(limit=300))
+        view = DownstreamTrack.container_view(dataset, records, TrackOptions(limit=300))
         scored = downstream_scoring.score_probe(records=records, view=view, label_field=field, kind=kind,
                                                 out_dir=out, variants=("original", *AUGMENTATIONS), seed=0,
                                                 n_boot=50)  # fmt: skip
@@ -120,11 +122,9 @@ def test_rmse_and_auc_agree_with_scikit_learn(tmp_path, benchmark_data) -> None:
         y, p = np.array([q["label"] for q in preds]), np.array([q["prediction"] for q in preds])
         metric = "rmse" if kind == "regression" else "roc_auc"
         expected = np.sqrt(mean_squared_error(y, p)) if kind == "regression" else roc_auc_score(y, p)
-        value = next(r["value"] for r in scored.rows if r["variant"] == "original" and r["metric"] == metric)
-        assert value == pytest.approx(expected, abs=1e-9)
-        low = next(r["value"] for r in scored.rows if r["variant"] == "original" and r["metric"] == "score_low")
-        high = next(r["value"] for r in scored.rows if r["variant"] == "original" and r["metric"] == "score_high")
-        assert low <= value <= high
+        got = {r["metric"]: r["value"] for r in scored.rows if r["variant"] == "original"}
+        assert got[metric] == pytest.approx(expected, abs=1e-9)
+        assert got["score_low"] <= got[metric] <= got["score_high"]
 
 
 def _fresh(path: Path) -> Path:
@@ -162,3 +162,20 @@ def test_evaluate_puts_t2_on_the_board_and_the_fingerprint_loses_nothing(tmp_pat
     again = evaluator().run(None, ["esol"])
     assert (again.computed, again.reused) == (0, 2)
     assert TRACKS.get("downstream") is DownstreamTrack
+
+
+@pytest.mark.parametrize("dataset", sorted(DOWNSTREAM_TASKS))
+def test_every_set_has_its_pinned_scaffold_split(benchmark_data, dataset) -> None:
+    from evaluators.splits import murcko_scaffold
+    from evaluators.tracks.downstream import SPLIT_SHA256, split_sha256
+
+    records = load_records(dataset, benchmark_data(dataset))
+    view = DownstreamTrack.container_view(dataset, records, TrackOptions())  # raises on a changed split
+    splits = [v["split"] for v in view]
+    assert split_sha256([r["id"] for r in records], splits) == SPLIT_SHA256[dataset]
+    # Disjoint by scaffold, about 80 / 20.
+    sides: dict[str | None, set[str]] = {}
+    for r, s in zip(records, splits, strict=True):
+        sides.setdefault(murcko_scaffold(r["smiles"]), set()).add(s)
+    assert all(len(v) == 1 for k, v in sides.items() if k is not None)
+    assert 0.15 < splits.count("test") / len(splits) < 0.25 and set(splits) == {"train", "test"}
