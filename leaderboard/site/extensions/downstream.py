@@ -260,8 +260,7 @@ def track_summary(data: SiteData, figures: Figures) -> list[str]:
     rankings = rankings_per_test_set(data)
     if ORIGINAL not in rankings:
         return out
-    subs = data.order(set(rankings[ORIGINAL].index.astype(str)).union(
-        *(set(r.index.astype(str)) for r in rankings.values())))  # fmt: skip
+    subs = data.order(set().union(*(set(r.index.astype(str)) for r in rankings.values())))
     original_rank = rankings[ORIGINAL]["rank"]
     subs = sorted(subs, key=lambda s: original_rank.get(s, len(subs) + 1))  # stable: ties keep board order
     sets = list(rankings)
