@@ -470,7 +470,8 @@ def methodology() -> list[str]:
         "",
         "Labels never enter the container: it gets a label-free view of the set (id, split, SMILES), embeds "
         "every string once (last layer) and writes the embeddings. The host fits the probe — standardised "
-        f"features, ridge regression or L2 logistic regression, the penalty chosen by {N_FOLDS}-fold "
+        "features, then ridge regression (penalty chosen by leave-one-out cross-validation) or L2 logistic "
+        f"regression (penalty chosen by stratified {N_FOLDS}-fold cross-validation on ROC-AUC), the "
         "cross-validation on the training molecules only — and predicts the original and every rewritten "
         "test set with that same probe.",
         "",
