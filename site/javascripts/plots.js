@@ -14,12 +14,26 @@
  * The layout gets a light or dark template matching the Material palette (`slate` = dark) and is
  * redrawn when the reader toggles the palette. Figures need the site to be served over HTTP
  * (`mkdocs serve` or any static server): browsers refuse fetch() on file:// URLs.
+ *
+ * The stored figure is a desktop layout; `adapt` fits it to its container at render time (issue 19, "a
+ * board that reads on a phone") and the JSON files stay as they are:
+ * - every axis title keeps a standoff from its tick labels (automargin makes room for both);
+ * - below NARROW px: no modebar (it covered the top row of the heatmap), a grid of panels is stacked one
+ *   per row, long heatmap labels are shortened (the hover keeps the full name), category ticks stand
+ *   upright, and the legend goes below the lowest axis title;
+ * - after drawing, `settle` measures the legend against the axis texts above it and moves it down (and
+ *   the figure taller) until nothing overlaps.
+ * Figures are re-fitted when a resize crosses NARROW.
  */
 (function () {
   "use strict";
 
   var SCRIPT = document.currentScript;
   var CONFIG = { responsive: true, displaylogo: false };
+  var NARROW = 600;  /* px of container width below which a figure gets the phone layout */
+  var PANEL_PX = 220;  /* height of one stacked panel's plot area on a phone */
+  var PANEL_GAP_PX = 86;  /* between stacked panels: x tick labels, x title, the next panel's title */
+  var LABEL_CHARS = 16;  /* heatmap axis labels on a phone */
   var AXIS_LIGHT = { gridcolor: "#e3e3e3", linecolor: "#b0b0b0", zerolinecolor: "#c8c8c8" };
   var AXIS_DARK = { gridcolor: "#3a3e52", linecolor: "#6b7089", zerolinecolor: "#4b5066" };
   var TEMPLATES = {
@@ -65,10 +79,176 @@
     return document.body.getAttribute("data-md-color-scheme") === "slate";
   }
 
-  function layoutFor(fig) {
-    var layout = Object.assign({}, fig.layout);
+  function clone(value) {
+    return JSON.parse(JSON.stringify(value));
+  }
+
+  function axisKeys(layout) {
+    return Object.keys(layout).filter(function (key) {
+      return /^[xy]axis[0-9]*$/.test(key) && layout[key] && typeof layout[key] === "object";
+    });
+  }
+
+  /* Axis id ("x2") of a layout key ("xaxis2"). */
+  function axisId(key) {
+    return key.charAt(0) + key.slice(5);
+  }
+
+  /* One panel per row: every visible x axis of a grid gets the full width and its own band of height. */
+  function stackPanels(layout) {
+    var panels = axisKeys(layout).filter(function (key) {
+      var ax = layout[key];
+      return key.charAt(0) === "x" && ax.visible !== false && Array.isArray(ax.domain) && ax.anchor;
+    });
+    var columns = {};
+    panels.forEach(function (key) {
+      columns[layout[key].domain[0].toFixed(3)] = true;
+    });
+    if (panels.length < 2 || Object.keys(columns).length < 2) {
+      return false;
+    }
+    var yKey = function (key) {
+      return "yaxis" + layout[key].anchor.slice(1);
+    };
+    panels.sort(function (a, b) {
+      var ya = (layout[yKey(a)] || {}).domain || [0, 1];
+      var yb = (layout[yKey(b)] || {}).domain || [0, 1];
+      return (yb[1] - ya[1]) || (layout[a].domain[0] - layout[b].domain[0]);
+    });
+    var n = panels.length;
+    var inner = n * PANEL_PX + (n - 1) * PANEL_GAP_PX;
+    var annotations = layout.annotations || [];
+    panels.forEach(function (key, i) {
+      var xa = layout[key];
+      var ya = layout[yKey(key)] || {};
+      var oldX = xa.domain, oldY = ya.domain || [0, 1];
+      var top = 1 - (i * (PANEL_PX + PANEL_GAP_PX)) / inner;
+      var bottom = 1 - (i * (PANEL_PX + PANEL_GAP_PX) + PANEL_PX) / inner;
+      /* The subplot title sits centred above its panel (make_subplots' annotation). */
+      annotations.forEach(function (note) {
+        if (note.xref === "paper" && note.yref === "paper" && !note._moved &&
+            Math.abs(note.x - (oldX[0] + oldX[1]) / 2) < 0.02 && Math.abs(note.y - oldY[1]) < 0.02) {
+          note.x = 0.5;
+          note.y = top;
+          note._moved = true;
+        }
+      });
+      xa.domain = [0, 1];
+      ya.domain = [bottom, top];
+      /* Shared y axes hide the labels of all but the first column; stacked, each panel needs its own. */
+      if (ya.matches) {
+        ya.showticklabels = true;
+      }
+      layout[yKey(key)] = ya;
+    });
+    annotations.forEach(function (note) {
+      delete note._moved;
+    });
+    var margin = layout.margin || {};
+    layout.height = inner + (margin.t || 40) + (margin.b || 40);
+    layout._stackedBottomGap = PANEL_GAP_PX / inner;
+    return true;
+  }
+
+  function shorten(label) {
+    var text = String(label);
+    return text.length > LABEL_CHARS ? text.slice(0, LABEL_CHARS - 1) + "…" : text;
+  }
+
+  /* The layout (and plotly config) of a figure drawn `width` px wide, with the palette's template. */
+  function adapt(fig, width) {
+    var layout = clone(fig.layout || {});
+    var narrow = width > 0 && width < NARROW;
+    axisKeys(layout).forEach(function (key) {
+      var ax = layout[key];
+      if (key.charAt(0) === "y" && ax.ticklabelstandoff === undefined) {
+        /* Room between the y labels and the axis: the lowest y label met the first x label in the corner. */
+        ax.ticklabelstandoff = 4;
+      }
+      if (ax.title && ax.title.text) {
+        /* With a standoff plotly measures the tick labels and puts the title beyond them. */
+        ax.automargin = true;
+        ax.title = Object.assign({ standoff: 8 }, ax.title);
+      }
+    });
+    if (narrow) {
+      var margin = Object.assign({ l: 60, r: 20, t: 40, b: 40 }, layout.margin || {});
+      margin.l = Math.min(margin.l, 50);
+      margin.r = Math.min(margin.r, 10);
+      layout.margin = margin;
+      var stacked = stackPanels(layout);
+      var heatmap = (fig.data || []).filter(function (trace) {
+        return trace.type === "heatmap";
+      })[0];
+      axisKeys(layout).forEach(function (key) {
+        var ax = layout[key];
+        var labels = heatmap && heatmap[key.charAt(0)];
+        if (Array.isArray(labels) && labels.length) {
+          ax.tickmode = "array";
+          ax.tickvals = labels;
+          ax.ticktext = labels.map(shorten);
+          /* One row of text per cell: the font shrinks with the cells (the shortened labels and the
+             colour bar take about 200 px of a phone's width). */
+          var pitch = (width - 200) / labels.length;
+          ax.tickfont = Object.assign({}, ax.tickfont, { size: Math.max(7, Math.min(12, Math.floor(pitch * 0.6))) });
+        }
+        if (key.charAt(0) === "x" && (ax.type === "category" || heatmap)) {
+          ax.tickangle = -90;  /* upright labels never run into each other */
+        }
+      });
+      if (layout.legend || (fig.data || []).length > 1) {
+        var below = stacked ? -layout._stackedBottomGap : -0.25;
+        layout.legend = Object.assign({}, layout.legend || {}, {
+          orientation: "h", x: 0, xanchor: "left", y: Math.min((layout.legend || {}).y || 0, below),
+          yanchor: "top"
+        });
+      }
+      delete layout._stackedBottomGap;
+    }
     layout.template = isDark() ? TEMPLATES.dark : TEMPLATES.light;
-    return layout;
+    var config = Object.assign({}, CONFIG, narrow ? { displayModeBar: false } : {});
+    return { layout: layout, config: config, narrow: narrow };
+  }
+
+  function rect(node) {
+    return node.getBoundingClientRect();
+  }
+
+  /* Move the legend below every axis text it would cover, growing the figure by as much; a few rounds,
+     because plotly re-flows the margins after each move. */
+  function settle(el, item, round) {
+    var legend = el.querySelector(".legend");
+    var size = el._fullLayout && el._fullLayout._size;
+    if (!legend || !size || round > 4 || !item.layout.legend) {
+      return Promise.resolve();
+    }
+    var top = rect(legend).top;
+    var lowest = -Infinity;
+    el.querySelectorAll(".xtick text, .g-xtitle text, .xtitle").forEach(function (node) {
+      var box = rect(node);
+      if (box.width && box.bottom > top) {
+        lowest = Math.max(lowest, box.bottom);
+      }
+    });
+    if (lowest <= top) {
+      return Promise.resolve();
+    }
+    var shift = lowest - top + 8;
+    item.layout.legend.y -= shift / size.h;
+    item.layout.height = (item.layout.height || el._fullLayout.height) + shift;
+    return Plotly.react(el, item.fig.data, item.layout, item.config).then(function () {
+      return settle(el, item, round + 1);
+    });
+  }
+
+  function render(item) {
+    var fitted = adapt(item.fig, item.el.clientWidth);
+    item.layout = fitted.layout;
+    item.config = fitted.config;
+    item.narrow = fitted.narrow;
+    return Plotly.react(item.el, item.fig.data, item.layout, item.config).then(function () {
+      return settle(item.el, item, 0);
+    });
   }
 
   function fail(el, message) {
@@ -86,8 +266,10 @@
         return response.json();
       })
       .then(function (fig) {
-        return Plotly.newPlot(el, fig.data, layoutFor(fig), CONFIG).then(function () {
-          drawn.push({ el: el, fig: fig });
+        var item = { el: el, fig: fig };
+        return render(item).then(function () {
+          drawn.push(item);
+          el.setAttribute("data-rendered", item.narrow ? "narrow" : "wide");
         });
       })
       .catch(function (err) {
@@ -96,8 +278,18 @@
   }
 
   function redraw() {
+    drawn.forEach(render);
+  }
+
+  /* A resize across NARROW (a phone turned sideways) re-fits the figures; other resizes are plotly's. */
+  function refit() {
     drawn.forEach(function (item) {
-      Plotly.react(item.el, item.fig.data, layoutFor(item.fig), CONFIG);
+      var width = item.el.clientWidth;
+      if ((width > 0 && width < NARROW) !== item.narrow) {
+        render(item).then(function () {
+          item.el.setAttribute("data-rendered", item.narrow ? "narrow" : "wide");
+        });
+      }
     });
   }
 
@@ -115,6 +307,11 @@
     var root = siteRoot();
     elements.forEach(function (el) {
       draw(el, root);
+    });
+    var timer = null;
+    window.addEventListener("resize", function () {
+      clearTimeout(timer);
+      timer = setTimeout(refit, 200);
     });
     new MutationObserver(redraw).observe(document.body, {
       attributes: true,

@@ -14,6 +14,11 @@
  *    navigation), and every table in the article without a class attribute gets a Tablesort: click a
  *    header to sort, click again to reverse. Numeric columns (ranks, scores, "0.890", "+2") sort
  *    numerically; a cell's `data-sort` attribute, when present, is used instead of its text.
+ * 3. The overview's ranking (`<div class="chemrobust-ranking" data-compact="0,1,2,...">` around the table,
+ *    leaderboard/site/pages/overview.py::ranking_block) starts compact: the cells of every column not
+ *    listed in `data-compact` get the class `chemrobust-detail`, hidden by chemrobust.css, and a button
+ *    before the table shows or hides them. Sorting is untouched (Tablesort moves whole rows, and the
+ *    hidden cells move with them). Without scripts the whole table shows.
  */
 (function () {
   "use strict";
@@ -53,8 +58,47 @@
     script.parentNode.removeChild(script);
   }
 
+  function compactRanking(wrapper) {
+    var table = wrapper.querySelector("table");
+    if (!table || wrapper.hasAttribute("data-compact-ready")) {
+      return;
+    }
+    wrapper.setAttribute("data-compact-ready", "");
+    var keep = {};
+    wrapper.getAttribute("data-compact").split(",").forEach(function (i) {
+      keep[i.trim()] = true;
+    });
+    var hidden = 0;
+    Array.prototype.forEach.call(table.rows, function (row) {
+      Array.prototype.forEach.call(row.cells, function (cell, i) {
+        if (!keep[String(i)]) {
+          cell.classList.add("chemrobust-detail");
+          hidden += row.parentNode.tagName === "THEAD" ? 1 : 0;
+        }
+      });
+    });
+    if (!hidden) {
+      return;
+    }
+    var more = "Show all columns (" + hidden + " more: W / L / T and every criterion)";
+    var less = "Show the compact table";
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = "md-button chemrobust-ranking__toggle";
+    button.textContent = more;
+    button.setAttribute("aria-expanded", "false");
+    button.addEventListener("click", function () {
+      var compact = wrapper.classList.toggle("chemrobust-ranking--compact");
+      button.textContent = compact ? more : less;
+      button.setAttribute("aria-expanded", compact ? "false" : "true");
+    });
+    wrapper.classList.add("chemrobust-ranking--compact");
+    wrapper.insertBefore(button, wrapper.firstChild);
+  }
+
   function init() {
     document.querySelectorAll('script.chemrobust-table[type="application/json"]').forEach(renderTable);
+    document.querySelectorAll(".chemrobust-ranking[data-compact]").forEach(compactRanking);
     if (typeof Tablesort === "undefined") {
       return;
     }

@@ -16,9 +16,11 @@ from __future__ import annotations
 import html
 from collections.abc import Iterable
 
+import pandas as pd
+
 from leaderboard.markdown import NO_VALUE, cell, code, esc, link, table
 from leaderboard.ranking.headline import headline_rows
-from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.ranking.rules import RULE_LABELS, mean_rank
 from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, submission_link
 from leaderboard.site.format import change, fmt, is_num, plural
@@ -28,7 +30,17 @@ from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
 
-__all__ = ["OTHER_RULES", "criterion_label", "index_page", "lacks_cell", "missing_cell", "ranking_table"]
+__all__ = [
+    "OTHER_RULES",
+    "criterion_label",
+    "index_page",
+    "lacks_cell",
+    "missing_cell",
+    "ranking_block",
+    "ranking_table",
+    "rule_ties",
+    "track_mean_ranks",
+]
 
 #: Rules shown beside Copeland on the overview (Copeland with half ties always ranks as Copeland does).
 OTHER_RULES = ("borda", "minimax", "mean_rank", "mean")
@@ -78,6 +90,15 @@ def index_page(data: SiteData, figures: Figures) -> str:
             "",
         ]
     else:
+        # The table comes first on every screen size: on a phone the criteria legend alone fills several
+        # screens, and a reader comes for the ranking (issue 19).
+        out += ranking_block(data, link_prefix="submissions/")
+        out += [
+            "Models ranked by Copeland over every track's headline criteria; each track column is the "
+            "model's mean rank on that track's criteria (1 = best on all of them).",
+            "",
+        ]
+        out += ["### How to read the ranking", ""]
         out += _criteria_legend(data)
         out += [
             "For every pair of models, the one better on the weighted majority of criteria wins the pair "
@@ -95,7 +116,6 @@ def index_page(data: SiteData, figures: Figures) -> str:
                 f"{round(50 + level / 2)} % of the replicates.",
                 "",
             ]
-        out += [ranking_table(data, link_prefix="submissions/"), ""]
         out += _lacking_note(data)
         if data.interval_note:
             out += [data.interval_note, ""]
@@ -155,7 +175,11 @@ def _criteria_legend(data: SiteData) -> list[str]:
     """One line per ranked criteria family: its track, label, columns and weight (the column groups)."""
     crit = data.ranking.criteria
     families = _families(data)
-    lines = ["**How to read this table.** Each number column is one criterion, grouped by track:", ""]
+    lines = [
+        "**Criteria columns.** After the track means, each number column is one criterion (all of them "
+        "show with the table's *all columns* button), grouped by track:",
+        "",
+    ]
     for name, group in crit.groupby("track", sort=False):
         cls = track(str(name))
         for family, rows in group.groupby(group.index.map(lambda c: families.get(c, 0)), sort=True):
@@ -188,8 +212,33 @@ def _families(data: SiteData) -> dict[str, int]:
     return data.cache["families"]
 
 
-def ranking_table(data: SiteData, *, link_prefix: str) -> str:
-    """Return the ranking table: rank, model, Copeland score, W/L/T, intervals, every criterion."""
+def track_mean_ranks(data: SiteData) -> pd.DataFrame:
+    """Mean rank of every ranked model on each track's headline criteria (models × tracks, lower is better).
+
+    The same rule as the overview's "Mean rank" (:func:`leaderboard.ranking.rules.mean_rank`) restricted
+    to one track's columns of the oriented criteria table: on each criterion the models with a value are
+    ranked 1 (best) to n, ties sharing the average position. Raw values cannot be averaged instead: a
+    track mixes metrics of both directions and of different units (accuracy, RMSE). NaN where a model has
+    no value on any criterion of the track. Columns are the tracks in display order, rows in Copeland
+    order.
+    """
+    rk = data.ranking
+    tracks = rk.criteria["track"].astype(str)
+    means = {}
+    for name in dict.fromkeys(tracks):
+        columns = list(tracks.index[tracks == name])
+        means[name] = mean_rank(rk.table.loc[:, columns], rk.weights.loc[columns])["score"]
+    return pd.DataFrame(means).reindex(rk.copeland.index)
+
+
+def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
+    """Return the ranking table and the (0-based) columns of its compact view.
+
+    Columns: rank, model, Copeland score, W/L/T, rank interval and group (with intervals), the mean rank
+    per track (:func:`track_mean_ranks`), then every criterion. The compact view keeps rank, model,
+    Copeland, interval, group and the track means; ``javascripts/tables.js`` hides the other columns
+    behind a toggle (without scripts the whole table shows).
+    """
     rk = data.ranking
     crit = list(rk.headline.columns)
     tracks = rk.criteria["track"].astype(str)
@@ -206,7 +255,10 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> str:
     best = {c: rk.headline[c].max() for c in crit}
     intervals = data.intervals
     extra = ["Rank interval", "Group"] if intervals is not None else []
-    headers = ["Rank", "Model", "Copeland", "W / L / T", *extra, *labels]
+    means = track_mean_ranks(data)
+    mean_labels = [esc(f"{name} mean rank") for name in means.columns]
+    best_mean = means.min()
+    headers = ["Rank", "Model", "Copeland", "W / L / T", *extra, *mean_labels, *labels]
     headline = rk.headline.reindex(rk.copeland.index)
     rows = []
     for sub_id, row in rk.copeland.iterrows():
@@ -220,6 +272,14 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> str:
         if intervals is not None:
             lo, hi = int(intervals.at[sub_id, "rank_lo"]), int(intervals.at[sub_id, "rank_hi"])
             cells += [f"[{lo}, {hi}]", str(int(intervals.at[sub_id, "group"]))]
+        for name in means.columns:
+            score = means.at[sub_id, name]
+            if not is_num(score):
+                title = html.escape(f"no value on any criterion of {name}")
+                cells.append(f'<span title="{title}">{NO_VALUE}</span>')
+                continue
+            txt = f"{score:.1f}"
+            cells.append(f"**{txt}**" if score == best_mean[name] and len(rk.copeland) > 1 else txt)
         values = headline.loc[sub_id]
         for c in crit:
             val = values[c]
@@ -232,8 +292,23 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> str:
             txt = fmt(val, str(rk.criteria.at[c, "metric"]))
             cells.append(f"**{txt}**" if is_num(val) and val == best[c] and len(rk.copeland) > 1 else txt)
         rows.append(cells)
-    align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(crit)
-    return table(headers, rows, align=align)
+    align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(mean_labels) + ["r"] * len(crit)
+    compact = [0, 1, 2, *range(4, 4 + len(extra) + len(mean_labels))]
+    return table(headers, rows, align=align), compact
+
+
+def ranking_block(data: SiteData, *, link_prefix: str) -> list[str]:
+    """Markdown lines of the ranking table inside its ``div.chemrobust-ranking`` wrapper.
+
+    The wrapper's class makes the rank and model columns sticky while the table scrolls sideways
+    (``stylesheets/chemrobust.css``); ``data-compact`` names the columns of the compact view, which
+    ``javascripts/tables.js`` shows first with a button for the rest. Kept as a class on a wrapper, not
+    on the table: Material styles and Tablesort only pick up tables without a class.
+    """
+    text, compact = ranking_table(data, link_prefix=link_prefix)
+    keep = ",".join(str(i) for i in compact)
+    opening = f'<div class="chemrobust-ranking" data-compact="{keep}" markdown="1">'
+    return [opening, "", text, "", "</div>", ""]
 
 
 def _lacking_note(data: SiteData) -> list[str]:
@@ -272,6 +347,35 @@ _MISSING = {
 }
 
 
+def rule_ties(ranks: pd.Series) -> set[str]:
+    """Return the models a rule cannot tell apart when it is degenerate, else an empty set.
+
+    A rule is degenerate on this board when its largest group of models sharing one rank holds at least
+    half of the ranked models and at least three of them, or when it gives three or more models at most
+    two distinct ranks. Minimax, for one, ties every model whose worst pairwise defeat is equally
+    large. A rank change against Copeland of a model in that group (``↓5``) only reflects where the tie
+    happens to sit, so the page shows it as a tie. An ordinary tie (two models of five) keeps its arrows.
+
+    Examples
+    --------
+    >>> sorted(rule_ties(pd.Series([1, 2, 2, 2], index=list("abcd"))))
+    ['b', 'c', 'd']
+    >>> rule_ties(pd.Series([1, 2, 3, 3], index=list("abcd")))
+    set()
+    >>> sorted(rule_ties(pd.Series([1, 1, 3], index=list("abc"))))
+    ['a', 'b']
+    """
+    counts = ranks.value_counts()
+    if counts.empty or counts.iloc[0] < 2:
+        return set()
+    n = len(ranks)
+    most = int(counts.iloc[0])
+    if not ((most >= 3 and 2 * most >= n) or (n >= 3 and len(counts) <= 2)):
+        return set()
+    shared = counts.index[counts == most]
+    return {str(s) for s in ranks.index[ranks.isin(shared)]}
+
+
 def _rules_section(data: SiteData) -> list[str]:
     rules = data.ranking.rules
     if rules is None or len(rules) < 2:
@@ -279,20 +383,40 @@ def _rules_section(data: SiteData) -> list[str]:
     headers = ["Model", "Copeland"]
     for rule in OTHER_RULES:
         headers += [esc(RULE_LABELS[rule]), "Δ"]
+    ties = {rule: rule_ties(rules[f"rank_{rule}"]) for rule in OTHER_RULES}
     rows = []
     for sub_id, row in rules.iterrows():
         cells = [submission_link(data, str(sub_id), "submissions/"), str(int(row["rank_copeland"]))]
         for rule in OTHER_RULES:
-            cells += [str(int(row[f"rank_{rule}"])), change(int(row[f"change_{rule}"]))]
+            rank = str(int(row[f"rank_{rule}"]))
+            if str(sub_id) in ties[rule]:
+                # A degenerate rule's shared rank: no arrow, which would read as a real move.
+                n = len(ties[rule])
+                title = html.escape(f"{RULE_LABELS[rule]} ties {n} of {len(rules)} models here")
+                cells += [f"{rank}=", f'<span title="{title}">tied</span>']
+            else:
+                cells += [rank, change(int(row[f"change_{rule}"]))]
         rows.append(cells)
-    moved = int((rules[[f"change_{r}" for r in OTHER_RULES]] != 0).any(axis=1).sum())
+    moved = sum(
+        any(int(row[f"change_{r}"]) != 0 and str(sub_id) not in ties[r] for r in OTHER_RULES)
+        for sub_id, row in rules.iterrows()
+    )
+    degenerate = [
+        f"{esc(RULE_LABELS[r])} ties {len(ties[r])} of {len(rules)} models" for r in OTHER_RULES if ties[r]
+    ]
+    note = (
+        f" {'; '.join(degenerate)}: it cannot tell them apart on these criteria, so their Δ reads "
+        "*tied* (rank marked =) instead of an arrow."
+        if degenerate
+        else ""
+    )
     return [
         "## Other ranking rules",
         "",
         "The same criteria and weights ranked by the other rules of Vote'n'Rank "
         "([definitions](methodology.md#ranking-rules)); Δ is the change against Copeland (↑2: this rule "
         f"places the model two ranks higher). {moved} of {len(rules)} models "
-        f"{'moves' if moved == 1 else 'move'} under at least one rule.",
+        f"{'moves' if moved == 1 else 'move'} under at least one rule.{note}",
         "",
         table(headers, rows, align=["l", "r"] + ["r", "c"] * len(OTHER_RULES)),
         "",
