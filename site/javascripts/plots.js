@@ -89,11 +89,6 @@
     });
   }
 
-  /* Axis id ("x2") of a layout key ("xaxis2"). */
-  function axisId(key) {
-    return key.charAt(0) + key.slice(5);
-  }
-
   /* One panel per row: every visible x axis of a grid gets the full width and its own band of height. */
   function stackPanels(layout) {
     var panels = axisKeys(layout).filter(function (key) {
@@ -190,17 +185,32 @@
           /* One row of text per cell: the font shrinks with the cells (the shortened labels and the
              colour bar take about 200 px of a phone's width). */
           var pitch = (width - 200) / labels.length;
-          ax.tickfont = Object.assign({}, ax.tickfont, { size: Math.max(7, Math.min(12, Math.floor(pitch * 0.6))) });
+          var size = Math.max(7, Math.min(12, Math.floor(pitch * 0.6)));
+          ax.tickfont = Object.assign({}, ax.tickfont, { size: size });
         }
         if (key.charAt(0) === "x" && (ax.type === "category" || heatmap)) {
           ax.tickangle = -90;  /* upright labels never run into each other */
         }
       });
+      /* Long axis titles shrink to fit the phone's width (or the plot's height) instead of running off
+         the figure's edge; legend entries get the same smaller font. */
+      axisKeys(layout).forEach(function (key) {
+        var ax = layout[key];
+        var text = ax.title && ax.title.text ? String(ax.title.text) : "";
+        var room = key.charAt(0) === "x" ? width - 80 : (layout.height || 400) - 80;
+        if (text && text.length * 0.55 * 14 > room) {
+          var size = Math.max(9, Math.floor(room / (text.length * 0.55)));
+          ax.title.font = Object.assign({}, ax.title.font, { size: size });
+        }
+      });
       if (layout.legend || (fig.data || []).length > 1) {
-        var below = stacked ? -layout._stackedBottomGap : -0.25;
+        /* Stacked: right under the last panel's x title. Otherwise the figure's own place, which
+           `settle` moves further down if the phone's tick labels reach it. */
+        var own = (layout.legend || {}).y;
+        var below = stacked ? -layout._stackedBottomGap : (typeof own === "number" ? own : -0.25);
         layout.legend = Object.assign({}, layout.legend || {}, {
-          orientation: "h", x: 0, xanchor: "left", y: Math.min((layout.legend || {}).y || 0, below),
-          yanchor: "top"
+          orientation: "h", x: 0, xanchor: "left", y: below,
+          yanchor: "top", font: Object.assign({ size: 11 }, (layout.legend || {}).font)
         });
       }
       delete layout._stackedBottomGap;
