@@ -100,19 +100,18 @@ def _names(values: Any) -> str:
 
 
 def _endpoint(known: Mapping[str, Any]) -> list[Violation]:
-    needed = ("model", "id", "tracks", "trust_remote_code", "tokenizer.chat_template", "fields_set")
-    if not all(k in known for k in needed):
-        return []
+    """Check an endpoint's rules on the fields that passed the schema (the others' rules are skipped)."""
     needs = track_capabilities()
-    broken = endpoint_rules(
-        known["model"],
-        submission_id=known["id"],
-        fields_set=set(known["fields_set"]),
-        trust_remote_code=known["trust_remote_code"],
-        chat_template=known["tokenizer.chat_template"],
-        track_needs={t: needs[t] for t in known["tracks"] or []},
+    # Not declared (None) means every track the capabilities allow: none of them then needs 'embed'.
+    tracks = [] if "tracks" not in known else known["tracks"] or []
+    return endpoint_rules(
+        known.get("model"),
+        submission_id=known.get("id"),
+        fields_set=set(known.get("fields_set", ())),
+        trust_remote_code=known.get("trust_remote_code"),
+        chat_template=known.get("tokenizer.chat_template"),
+        track_needs={t: needs[t] for t in tracks},
     )
-    return [] if broken is None else [broken]
 
 
 def _adapter_rules(known: Mapping[str, Any], adapter: str) -> list[Violation]:
