@@ -22,7 +22,7 @@ Side effects: none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.intake.endpoints import endpoint_rules
@@ -38,11 +38,16 @@ Violation = tuple[str, Any, str, str]
 
 @dataclass(frozen=True)
 class AdapterFacts:
-    """What an adapter class declares: capabilities, the architectures it runs, whether it reads weights."""
+    """What an adapter class declares: capabilities, the architectures it runs, whether it reads weights.
+
+    ``settings`` maps each top-level manifest setting the adapter applies (``pooling``) to the capability it
+    serves (``embed``); the model pages show a setting only where it applies.
+    """
 
     capabilities: frozenset[str]
     architectures: frozenset[str]
     weights: str
+    settings: Mapping[str, str] = field(default_factory=dict)
 
 
 def track_capabilities() -> dict[str, str]:
@@ -68,7 +73,7 @@ def adapter_facts() -> dict[str, AdapterFacts]:
     Returns
     -------
     dict of str to AdapterFacts
-        Adapter name → its ``capabilities``, ``architectures`` and ``weights``.
+        Adapter name → its ``capabilities``, ``architectures``, ``weights`` and ``settings``.
 
     Notes
     -----
@@ -80,7 +85,9 @@ def adapter_facts() -> dict[str, AdapterFacts]:
     facts = {}
     for name in ADAPTERS.names():
         cls = ADAPTERS.get(name)
-        facts[name] = AdapterFacts(frozenset(cls.capabilities), frozenset(cls.architectures), cls.weights)
+        facts[name] = AdapterFacts(
+            frozenset(cls.capabilities), frozenset(cls.architectures), cls.weights, dict(cls.settings)
+        )
     return facts
 
 
