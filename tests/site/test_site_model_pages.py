@@ -102,7 +102,8 @@ def test_rank_comes_before_the_model_card(site: dict) -> None:
     for sub, page in site["pages"].items():
         title, rank, card = page.index("\n# "), page.index("## Ranking"), page.index("## Model card")
         assert title < rank < card, sub
-        assert "Bootstrap rank interval" not in page[card:] or page.index("Bootstrap") < card
+        if "Bootstrap rank interval" in page:  # the interval belongs to the ranking, before the card
+            assert rank < page.index("Bootstrap rank interval") < card, sub
         between = page[page.index("\n", title + 1) : rank]
         assert "## " not in between and "A test model" not in between, sub  # nothing else before the rank
 
@@ -118,7 +119,9 @@ def _rows(page: str, heading: str) -> dict[str, str]:
 def test_provenance_table_has_one_field_per_row(site: dict) -> None:
     alpha = _rows(site["pages"]["alpha"], "### Provenance")
     assert alpha["Adapter"] == "<code>transformers</code>"
-    assert "Source" in alpha  # the builder's legacy {"type": ...} card: its keys still get a row each
+    assert alpha["Source"] == "Hugging Face hub"  # the builder's card names it under the older key "type"
+    assert alpha["Repository"] == "[<code>org/alpha</code>](https://huggingface.co/org/alpha)"
+    assert alpha["Revision (pinned commit)"].endswith(f"(https://huggingface.co/org/alpha/tree/{'a' * 40})")
     assert alpha["Image digest"] == "<code>sha256:" + "f" * 64 + "</code>"
     assert alpha["Container image"] == "<code>chemrobust/alpha:abc123</code>"
     assert alpha["Evaluated"] == "2025-01-01"
