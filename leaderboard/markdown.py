@@ -148,15 +148,19 @@ def front_matter(value: Any) -> str:
     r"""Return ``value`` as a YAML scalar for a page's front matter (``title: <this>``).
 
     MkDocs' themes write ``page.meta.title`` into the HTML without escaping it, so the text is HTML-escaped
-    first; it is made one printable line (no line break can end the front matter) and written as a JSON
-    string, which YAML reads as a double-quoted scalar.
+    first, brackets included (as character references: nothing that reads the title as Markdown can make a
+    link of it); it is made one printable line (no line break can end the front matter) and written as a
+    JSON string, which YAML reads as a double-quoted scalar.
 
     Examples
     --------
     >>> front_matter('A "B" <script>\n---')
     '"A &quot;B&quot; &lt;script&gt; ---"'
+    >>> front_matter("[x](javascript:alert(1))")
+    '"&#91;x&#93;(javascript:alert(1))"'
     """
-    return json.dumps(html.escape(printable(str(value))), ensure_ascii=False)
+    escaped = html.escape(printable(str(value))).replace("[", "&#91;").replace("]", "&#93;")
+    return json.dumps(escaped, ensure_ascii=False)
 
 
 def no_mentions(text: str) -> str:
