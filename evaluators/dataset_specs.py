@@ -13,8 +13,13 @@ from pathlib import Path
 
 from evaluators.registry import Registry
 
-__all__ = ["DATASETS", "DataFile", "DatasetSpec", "LoadedDataset", "Molecule", "SkippedMolecule",
-           "register_dataset"]  # fmt: skip
+__all__ = ["DATASETS", "DataFile", "DatasetSpec", "ID_SOURCES", "LoadedDataset", "Molecule",
+           "SkippedMolecule", "register_dataset"]  # fmt: skip
+
+#: Public databases a set's molecule ids can belong to (``DatasetSpec.id_source``): ``pubchem`` (PubChem
+#: compound ids, CIDs) and ``chebi`` (ChEBI ids, with or without the ``CHEBI:`` prefix). The site links an id
+#: to its database entry (:mod:`leaderboard.site.molecule_ids`).
+ID_SOURCES: tuple[str, ...] = ("pubchem", "chebi")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,12 @@ class DatasetSpec:
     mirror_folders : tuple of str
         Other names the set's folder may have in a local mirror (the shared data calls
         ``smiles-iupac-pairs`` ``smiles_iupac``); the host copies such files into its cache.
+    id_source : str
+        The public database the set's ids belong to (one of :data:`ID_SOURCES`), ``""`` when they are the
+        set's own (row numbers, internal keys): the site links only ids of a declared database.
+    name_field : str
+        The record field that names a molecule (``iupac``), ``""`` when the set has none; the site names
+        an item by the text it was asked in that representation.
     """
 
     name: str
@@ -87,6 +98,8 @@ class DatasetSpec:
     tracks: tuple[str, ...] = field(default=("amore",))
     records: Callable[[Path], list[dict[str, str]]] | None = None
     mirror_folders: tuple[str, ...] = ()
+    id_source: str = ""
+    name_field: str = ""
 
 
 DATASETS: Registry[DatasetSpec] = Registry("dataset")
@@ -98,7 +111,9 @@ def register_dataset(spec: DatasetSpec) -> DatasetSpec:
     Raises
     ------
     ValueError
-        If a set of that name is already registered.
+        If a set of that name is already registered, or its ``id_source`` is not one of :data:`ID_SOURCES`.
     """
+    if spec.id_source and spec.id_source not in ID_SOURCES:
+        raise ValueError(f"data set {spec.name!r}: id_source {spec.id_source!r} is not one of {ID_SOURCES}")
     DATASETS.register(spec.name)(spec)
     return spec

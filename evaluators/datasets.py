@@ -102,6 +102,9 @@ CHEBI20 = register_dataset(
         "(originally MolT5 / ChEBI-20)",
         license="CC BY 4.0 (ChEBI)",
         citation="Edwards et al., Translation between Molecules and Natural Language, EMNLP 2022",
+        # ChEBI-20's 'CID' column is PubChem's compound id (MolT5 built the set from PubChem's ChEBI
+        # records), not a ChEBI id.
+        id_source="pubchem",
     )
 )
 
@@ -130,6 +133,7 @@ QM9_ISOMERS = register_dataset(
         license="CC BY 4.0 (QM9)",
         citation="Ramakrishnan et al., Quantum chemistry structures and properties of 134 kilo molecules, "
         "Scientific Data 2014",
+        id_source="pubchem",  # the file's 'cids' column: PubChem compound ids
     )
 )
 

@@ -131,6 +131,8 @@ PUBCHEM_NAMES = register_dataset(
         citation="Kim et al., PubChem 2023 update, Nucleic Acids Research 2023; "
         "Lowe et al., Chemical Name to Structure: OPSIN, J. Chem. Inf. Model. 2011",
         tracks=("consistency", "prompt_robustness"),
+        id_source="pubchem",
+        name_field="iupac",
     )
 )
 
@@ -162,6 +164,7 @@ FREESOLV = register_dataset(
         citation="Mobley & Guthrie, FreeSolv: a database of experimental and calculated hydration free "
         "energies, J. Comput. Aided Mol. Des. 2014",
         tracks=("consistency", "prompt_robustness", "downstream"),
+        name_field="iupac",
     )
 )
 
@@ -187,6 +190,7 @@ SMILES_IUPAC_PAIRS = register_dataset(
         citation="https://github.com/einae-nd/ChemDIRT",
         tracks=("consistency", "prompt_robustness"),
         mirror_folders=("smiles_iupac",),
+        name_field="iupac",
     )
 )
 

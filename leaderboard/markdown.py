@@ -2,21 +2,25 @@
 
 Everything that reaches a page or a pull-request report from a manifest, a run's output or a failure
 reason goes through one of these functions: :func:`esc` (inline text), :func:`cell` (a table cell),
-:func:`code` (inline code), :func:`url` (a link target), :func:`fenced` (a code block), :func:`table`, and
-:func:`json_script` for JSON that a page embeds for its scripts. Each output renders as the literal text
-it was given under Python-Markdown with the extensions of ``mkdocs.yml`` (no HTML, no emphasis, no
-attribute lists, no links, no lists, details or fences) and on GitHub. Text for a pull-request comment also
+:func:`code` (inline code), :func:`url` (a link target), :func:`fenced` (a code block), :func:`table`,
+:func:`json_script` for JSON that a page embeds for its scripts, and :func:`front_matter` for a page's
+title. Each output renders as the literal text it was given under Python-Markdown with the extensions of
+``mkdocs.yml`` (no HTML, no emphasis, no attribute lists, no links, no lists, details or fences) and on
+GitHub. Text for a pull-request comment also
 goes through :func:`no_mentions`, so that it notifies nobody. ``tests/site/test_site_xss.py`` pushes
 hostile strings through every field of a built site and audits the HTML.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
 from collections.abc import Iterable, Sequence
 from typing import Any
+
+from leaderboard.text import printable
 
 #: What an empty or missing value renders as.
 NO_VALUE = "—"
@@ -138,6 +142,25 @@ def json_script(value: Any) -> str:
     for char in "<>&\u2028\u2029":
         payload = payload.replace(char, f"\\u{ord(char):04x}")
     return payload
+
+
+def front_matter(value: Any) -> str:
+    r"""Return ``value`` as a YAML scalar for a page's front matter (``title: <this>``).
+
+    MkDocs' themes write ``page.meta.title`` into the HTML without escaping it, so the text is HTML-escaped
+    first, brackets included (as character references: nothing that reads the title as Markdown can make a
+    link of it); it is made one printable line (no line break can end the front matter) and written as a
+    JSON string, which YAML reads as a double-quoted scalar.
+
+    Examples
+    --------
+    >>> front_matter('A "B" <script>\n---')
+    '"A &quot;B&quot; &lt;script&gt; ---"'
+    >>> front_matter("[x](javascript:alert(1))")
+    '"&#91;x&#93;(javascript:alert(1))"'
+    """
+    escaped = html.escape(printable(str(value))).replace("[", "&#91;").replace("]", "&#93;")
+    return json.dumps(escaped, ensure_ascii=False)
 
 
 def no_mentions(text: str) -> str:

@@ -5,14 +5,16 @@ with ``transformers``), ``morgan_fingerprint`` (RDKit Morgan fingerprints, the i
 ``custom`` (an adapter class in the submission's own code). Capabilities: ``embed`` (embedding tracks,
 :class:`EmbeddingAdapter`) and ``generate`` (generative tracks, :class:`GenerativeAdapter`). Output order
 always equals input order. Each adapter class declares what the host's manifest check reads without
-building it: its ``capabilities``, the ``architectures`` it runs and whether it reads ``weights``.
+building it: its ``capabilities``, the ``architectures`` it runs, whether it reads ``weights`` and the
+manifest ``settings`` it applies (the model pages show only those).
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -68,6 +70,11 @@ class Adapter(ABC):  # noqa: B024 - abstract methods live in the capability base
     #: Whether it reads a weights folder (``ModelConfig.path``): ``required``, ``none`` (never reads one,
     #: so a manifest that ships weights is a mistake) or ``optional``; one of :data:`WEIGHTS`.
     weights: ClassVar[str] = "optional"
+    #: Top-level manifest settings the adapter applies (the model card shows them, and only them), each
+    #: with the capability it serves: ``pooling`` matters only when the model embeds. A registry lookup
+    #: for the site (:func:`leaderboard.intake.consistency.adapter_facts`), so that no page guesses from
+    #: the adapter's name which settings mean something.
+    settings: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config

@@ -17,7 +17,8 @@ runs on CUDA when available. A checkpoint that only loads as ``AutoModel`` keeps
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 import numpy as np
@@ -64,6 +65,8 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
     capabilities: ClassVar[frozenset[str]] = frozenset({"embed", "generate"})
     architectures: ClassVar[frozenset[str]] = frozenset({"encoder", "decoder", "encoder-decoder"})
     weights: ClassVar[str] = "required"
+    #: It pools hidden states into embeddings the way the manifest's ``pooling`` says.
+    settings: ClassVar[Mapping[str, str]] = MappingProxyType({"pooling": "embed"})
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)

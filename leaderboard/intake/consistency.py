@@ -22,7 +22,7 @@ Side effects: none.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.intake.endpoints import endpoint_rules
@@ -38,11 +38,16 @@ Violation = tuple[str, Any, str, str]
 
 @dataclass(frozen=True)
 class AdapterFacts:
-    """What an adapter class declares: capabilities, the architectures it runs, whether it reads weights."""
+    """What an adapter class declares: capabilities, the architectures it runs, whether it reads weights.
+
+    ``settings`` maps each top-level manifest setting the adapter applies (``pooling``) to the capability it
+    serves (``embed``); the model pages show a setting only where it applies.
+    """
 
     capabilities: frozenset[str]
     architectures: frozenset[str]
     weights: str
+    settings: Mapping[str, str] = field(default_factory=dict)
 
 
 def track_capabilities() -> dict[str, str]:
@@ -68,7 +73,7 @@ def adapter_facts() -> dict[str, AdapterFacts]:
     Returns
     -------
     dict of str to AdapterFacts
-        Adapter name → its ``capabilities``, ``architectures`` and ``weights``.
+        Adapter name → its ``capabilities``, ``architectures``, ``weights`` and ``settings``.
 
     Notes
     -----
@@ -80,7 +85,9 @@ def adapter_facts() -> dict[str, AdapterFacts]:
     facts = {}
     for name in ADAPTERS.names():
         cls = ADAPTERS.get(name)
-        facts[name] = AdapterFacts(frozenset(cls.capabilities), frozenset(cls.architectures), cls.weights)
+        facts[name] = AdapterFacts(
+            frozenset(cls.capabilities), frozenset(cls.architectures), cls.weights, dict(cls.settings)
+        )
     return facts
 
 
@@ -100,19 +107,18 @@ def _names(values: Any) -> str:
 
 
 def _endpoint(known: Mapping[str, Any]) -> list[Violation]:
-    needed = ("model", "id", "tracks", "trust_remote_code", "tokenizer.chat_template", "fields_set")
-    if not all(k in known for k in needed):
-        return []
+    """Check an endpoint's rules on the fields that passed the schema (the others' rules are skipped)."""
     needs = track_capabilities()
-    broken = endpoint_rules(
-        known["model"],
-        submission_id=known["id"],
-        fields_set=set(known["fields_set"]),
-        trust_remote_code=known["trust_remote_code"],
-        chat_template=known["tokenizer.chat_template"],
-        track_needs={t: needs[t] for t in known["tracks"] or []},
+    # Not declared (None) means every track the capabilities allow: none of them then needs 'embed'.
+    tracks = [] if "tracks" not in known else known["tracks"] or []
+    return endpoint_rules(
+        known.get("model"),
+        submission_id=known.get("id"),
+        fields_set=set(known.get("fields_set", ())),
+        trust_remote_code=known.get("trust_remote_code"),
+        chat_template=known.get("tokenizer.chat_template"),
+        track_needs={t: needs[t] for t in tracks},
     )
-    return [] if broken is None else [broken]
 
 
 def _adapter_rules(known: Mapping[str, Any], adapter: str) -> list[Violation]:

@@ -99,78 +99,86 @@ def is_loopback(url: str) -> bool:
 
 
 def endpoint_rules(
-    model: EndpointModel,
+    model: EndpointModel | None,
     *,
-    submission_id: str,
+    submission_id: str | None,
     fields_set: set[str],
-    trust_remote_code: bool,
-    chat_template: bool,
-    track_needs: dict[str, str],
-) -> tuple[str, Any, str, str] | None:
-    """Check an endpoint submission's cross-field rules; return the first broken one.
+    trust_remote_code: bool | None,
+    chat_template: bool | None,
+    track_needs: dict[str, str] | None,
+) -> list[tuple[str, Any, str, str]]:
+    """Check an endpoint submission's cross-field rules; return every broken one, in a fixed order.
+
+    The rules are independent (each reads its own fields), so all of them run: one push shows every
+    problem rather than the first. A field given as ``None`` did not pass the schema (its own problem is
+    reported there); only the rules that read it are skipped.
 
     Parameters
     ----------
-    model : EndpointModel
+    model : EndpointModel or None
         The manifest's ``model``.
-    submission_id : str
+    submission_id : str or None
         The manifest's ``id``.
     fields_set : set of str
         Top-level fields the manifest gives (defaults left out).
-    trust_remote_code, chat_template : bool
+    trust_remote_code, chat_template : bool or None
         The manifest's ``trust_remote_code`` and ``tokenizer.chat_template``.
-    track_needs : dict of str to str
+    track_needs : dict of str to str, or None
         The capability each of the manifest's ``tracks`` needs.
 
     Returns
     -------
-    tuple or None
-        ``(field, value, message, fix)`` of the first rule broken, ``None`` when all hold.
+    list of tuple
+        ``(field, value, message, fix)`` per rule broken; empty when all hold.
     """
-    if model.capabilities != ["generate"]:
-        return (
+    out: list[tuple[str, Any, str, str]] = []
+    if model is not None and model.capabilities != ["generate"]:
+        out.append((
             "model.capabilities",
             model.capabilities,
             "an API endpoint ('model.source: endpoint') is called for text generation only.",
             "Set 'model.capabilities: [generate]'.",
-        )
-    if model.architecture == "encoder":
-        return (
+        ))  # fmt: skip
+    if model is not None and model.architecture == "encoder":
+        out.append((
             "model.architecture",
             model.architecture,
             "an encoder cannot generate text, and an endpoint is only asked to generate.",
             "Use decoder, encoder-decoder or non-neural (whatever serves the API).",
-        )
+        ))  # fmt: skip
     unused = [f for f in _UNUSED if f in fields_set]
-    unused += ["trust_remote_code"] * trust_remote_code + ["tokenizer.chat_template"] * chat_template
-    if unused:
-        hint = " (for a chat model choose 'model.api: chat')" if unused[0].endswith("chat_template") else ""
-        return (
-            unused[0],
+    unused += ["trust_remote_code"] * bool(trust_remote_code)
+    unused += ["tokenizer.chat_template"] * bool(chat_template)
+    for name in unused:  # one problem per field: each is removed on its own
+        hint = " (for a chat model choose 'model.api: chat')" if name.endswith("chat_template") else ""
+        out.append((
+            name,
             None,
-            f"'{unused[0]}' does not apply to an endpoint submission: the host calls the API, no submission "
-            "code runs.",
+            f"'{name}' does not apply to an endpoint submission: the host calls the API, no submission code "
+            "runs.",
             f"Remove it{hint}.",
-        )
-    for track, need in track_needs.items():
+        ))  # fmt: skip
+    for track, need in (track_needs or {}).items():
         if need != "generate":
             message = f"'tracks': {track!r} needs capability {need!r}; an endpoint only generates."
-            return "tracks", track, message, "Remove the track."
-    expected = endpoint_key_env(submission_id)
-    if model.api_key_env is not None and model.api_key_env != expected:
-        return (
+            out.append(("tracks", track, message, "Remove the track."))
+    if model is None or model.api_key_env is None:
+        return out
+    expected = None if submission_id is None else endpoint_key_env(submission_id)
+    if expected is not None and model.api_key_env != expected:
+        out.append((
             "model.api_key_env",
             model.api_key_env,
             f"'model.api_key_env' must be {expected!r}: the key's variable is tied to the submission id, so "
             "that no manifest can ask for another secret of the maintainer's.",
             f"Set 'model.api_key_env: {expected}' (a maintainer puts the key there), or remove it for an API "
             "without a key.",
-        )
-    if model.api_key_env is not None and model.url.startswith("http://") and not is_loopback(model.url):
-        return (
+        ))  # fmt: skip
+    if model.url.startswith("http://") and not is_loopback(model.url):
+        out.append((
             "model.url",
             model.url,
             "'model.url' is plain http to another machine: the key would travel unencrypted.",
             "Use the https:// address of the API.",
-        )
-    return None
+        ))  # fmt: skip
+    return out

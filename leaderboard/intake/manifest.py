@@ -162,7 +162,7 @@ def check_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Ch
     known = usable_fields(data, schema_errors)
     problems = [
         *parsed.problems,
-        *(schema_problem(file, e) for e in schema_errors),
+        *(schema_problem(file, e, parsed) for e in schema_errors),
         *_consistency(file, known),
         *folder_problems(path, known, allow_remote_code=set(allow_remote_code)),
     ]

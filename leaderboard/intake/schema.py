@@ -179,6 +179,8 @@ class Submission(_Strict):
             "architecture": self.model.architecture,
             "source": self.model.model_dump(),
             "capabilities": list(self.model.capabilities),
+            # An endpoint runs no adapter (the host calls the API): the field's default means nothing there.
+            "adapter": None if self.model.source == "endpoint" else self.adapter,
             "training_data": list(self.training_data),
             "pooling": self.pooling,
             "tracks": self.selected_tracks(),

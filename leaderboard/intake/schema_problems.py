@@ -2,7 +2,9 @@
 
 :func:`schema_problem` turns one pydantic error of :class:`~leaderboard.intake.schema.Submission` into a
 :class:`~leaderboard.intake.problems.Problem` that names the YAML path, the value and a fix (an unknown key
-gets the closest field name of its own mapping: "Did you mean 'revision'?"). :func:`usable_fields` returns
+gets the closest field name of its own mapping: "Did you mean 'revision'?") and, given the parsed document,
+its ``file:line:col`` (the key of an unknown key, the value of a wrong one, the mapping that lacks a
+missing field). :func:`usable_fields` returns
 the fields that passed, validated one by one, so that the checks after the schema run on them in the same
 pass (:func:`leaderboard.intake.manifest.load_submission`).
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Annotated, Any, get_args
 
@@ -21,6 +24,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from leaderboard.intake.endpoints import ENDPOINT_FIXES
 from leaderboard.intake.problems import Problem, safe_text, shown
 from leaderboard.intake.schema import MODEL_SOURCES, Submission, TokenizerOptions
+from leaderboard.intake.yaml_source import Parsed
 
 __all__ = ["schema_problem", "usable_fields"]
 
@@ -58,8 +62,35 @@ def _loc(loc: Iterable[Any]) -> str:
     return ".".join(parts) or "(top level)"
 
 
-def schema_problem(file: str, error: Mapping[str, Any]) -> Problem:
-    """Turn one pydantic error of :class:`Submission` into a :class:`Problem` (field, value, fix)."""
+def schema_problem(file: str, error: Mapping[str, Any], parsed: Parsed | None = None) -> Problem:
+    """Turn one pydantic error of :class:`Submission` into a :class:`Problem` (field, value, fix).
+
+    Parameters
+    ----------
+    file : str
+        The manifest's path, as problems name it.
+    error : mapping
+        One of pydantic's ``ValidationError.errors()``.
+    parsed : Parsed, optional
+        The document the data came from: the problem then carries the ``line:col`` of the node at fault.
+
+    Returns
+    -------
+    Problem
+        The problem (check ``schema``; ``consistency`` for a whole-model error).
+    """
+    problem = _problem(file, error)
+    if parsed is None or not error["loc"]:
+        return problem
+    loc = list(error["loc"])
+    if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        # The tag field is at fault ('model.source'), or, when it is missing, the mapping that lacks it.
+        loc.append(str((error.get("ctx") or {}).get("discriminator", "source")).strip("'"))
+    at = parsed.locate(loc, key=error["type"] == "extra_forbidden")
+    return problem if at is None else replace(problem, at=at)
+
+
+def _problem(file: str, error: Mapping[str, Any]) -> Problem:
     loc = _loc(error["loc"])
     last = next((p for p in reversed(loc.split(".")) if not p.isdigit()), loc)
     kind = error["type"]

@@ -7,7 +7,9 @@
 - finds every duplicate mapping key, with the lines of both occurrences: YAML's own loaders keep the last
   silently, so a second ``revision:`` further down would win unseen;
 - reports a syntax error as ``file:line:col`` with the offending line, a caret and a fix sentence of our
-  own (:data:`_SYNTAX_FIXES`), never PyYAML's multi-line text.
+  own (:data:`_SYNTAX_FIXES`), never PyYAML's multi-line text;
+- keeps where every key and value is (:meth:`Parsed.locate`), so that a schema error can name its
+  ``file:line:col`` too.
 
 Invariants
 ----------
@@ -20,7 +22,8 @@ Side effects: none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -77,12 +80,56 @@ class _ManifestLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+#: ``(key line, key column, value line, value column)``, 1-based, of one node of the document.
+Marks = tuple[int, int, int, int]
+
+
 @dataclass(frozen=True)
 class Parsed:
-    """A parsed manifest: its data (duplicate keys: the last wins) and the problems of its YAML."""
+    """A parsed manifest: its data (duplicate keys: the last wins) and the problems of its YAML.
+
+    ``marks`` maps the path of every node (mapping keys and list indices as strings)
+    to where its key and its value start; ``text`` is the document, for the quoted line of a location.
+    """
 
     data: Any
     problems: tuple[Problem, ...] = ()
+    text: str = ""
+    marks: Mapping[tuple[str, ...], Marks] = field(default_factory=dict)
+
+    def locate(self, loc: Sequence[Any], *, key: bool = False) -> Location | None:
+        """Return where the node at ``loc`` (a pydantic error location) is, or its nearest ancestor.
+
+        Parameters
+        ----------
+        loc : sequence
+            Path segments (keys, list indices). A segment the document does not hold is skipped when the
+            next one continues the path (pydantic puts a tagged union's tag, e.g. ``huggingface``, between
+            ``model`` and its field), else the walk stops there: a missing field points at the mapping
+            that lacks it.
+        key : bool, default False
+            Point at the key (an unknown key) rather than the value (a wrong value).
+
+        Returns
+        -------
+        Location or None
+            ``None`` when not even the first segment is in the document (a missing top-level field).
+        """
+        path: tuple[str, ...] = ()
+        parts = [str(p) for p in loc]
+        for i, part in enumerate(parts):
+            if (*path, part) in self.marks:
+                path = (*path, part)
+            elif i + 1 < len(parts) and (*path, parts[i + 1]) in self.marks:
+                continue  # a union tag pydantic inserted: not a node of the document
+            else:
+                key = True  # a missing child: point at the key of the mapping that lacks it
+                break
+        if not path:
+            return None
+        key_line, key_col, value_line, value_col = self.marks[path]
+        line, column = (key_line, key_col) if key else (value_line, value_col)
+        return Location.in_text(self.text, line=line, column=column)
 
 
 def _refuse(path: Path, message: str, fix: str = "", at: Location | None = None) -> ManifestError:
@@ -127,6 +174,29 @@ def _duplicates(path: Path, text: str, root: yaml.Node | None) -> list[Problem]:
             )
         stack.extend(reversed(children))
     return found
+
+
+def _marks(root: yaml.Node | None) -> dict[tuple[str, ...], Marks]:
+    """Where every node of the document starts, by path (for a duplicate key: the last, the one kept)."""
+    out: dict[tuple[str, ...], Marks] = {}
+    stack: list[tuple[yaml.Node, tuple[str, ...]]] = [] if root is None else [(root, ())]
+    while stack:  # iterative, as in _duplicates
+        node, where = stack.pop()
+        # By path, so that of a key given twice only the last (the one the data keeps) is walked.
+        children: dict[tuple[str, ...], tuple[yaml.Node, yaml.Node]] = {}
+        if isinstance(node, yaml.SequenceNode):
+            children = {(*where, str(i)): (item, item) for i, item in enumerate(node.value)}
+        elif isinstance(node, yaml.MappingNode):
+            children = {
+                (*where, str(key.value)): (key, value)
+                for key, value in node.value
+                if isinstance(key, yaml.ScalarNode) and key.tag != _MERGE_TAG
+            }
+        for path, (key, value) in children.items():
+            k, v = key.start_mark, value.start_mark
+            out[path] = (k.line + 1, k.column + 1, v.line + 1, v.column + 1)
+            stack.append((value, path))
+    return out
 
 
 def _syntax_problem(path: Path, text: str, exc: yaml.MarkedYAMLError) -> ManifestError:
@@ -178,6 +248,7 @@ def parse_manifest(path: Path, text: str) -> Parsed:
         loader = _ManifestLoader(text)  # the reader refuses control characters already here
         root = loader.get_single_node()
         duplicates = _duplicates(path, text, root)
+        marks = _marks(root)
         data = None if root is None else loader.construct_document(root)
     except _AliasError as exc:
         raise _refuse(
@@ -206,4 +277,4 @@ def parse_manifest(path: Path, text: str) -> Parsed:
     finally:
         if loader is not None:
             loader.dispose()
-    return Parsed(data, tuple(duplicates))
+    return Parsed(data, tuple(duplicates), text, marks)

@@ -24,7 +24,8 @@ browser by the hand-written ``site/javascripts/plots.js`` with the plotly.js of 
 
 Invariants
 ----------
-- Every generated page starts with :data:`leaderboard.site.schema.GENERATED_HEADER`; pages are never
+- Every generated page starts with :data:`leaderboard.site.schema.GENERATED_HEADER` (a page with a title
+  of its own: right after its YAML front matter, which MkDocs needs on the first line); pages are never
   edited by hand.
 - Output is deterministic: the same ``site/data/`` gives byte-identical pages and derived files.
 - No network, no mlflow, no docker, and nothing recomputed from data set files: the per-item tables carry
@@ -54,6 +55,7 @@ import sys
 from pathlib import Path
 
 from leaderboard.files import write_text
+from leaderboard.markdown import front_matter
 from leaderboard.site.blocks import Figures
 from leaderboard.site.exports import write_exports
 from leaderboard.site.intervals import headline_intervals, write_derived
@@ -71,6 +73,9 @@ from leaderboard.site.sitedata import load_site_data
 from leaderboard.tracks import track_names
 
 __all__ = ["SiteBuildError", "build_site", "generate_pages", "is_generated", "write_exports", "write_page"]
+
+#: The most lines of front matter :func:`is_generated` reads past (ours has one).
+_FRONT_MATTER_LINES = 8
 
 
 class SiteBuildError(RuntimeError):
@@ -136,7 +141,7 @@ def generate_pages(
     ]
     for sub_id in data.ids:
         page = submission_page(data, sub_id, figures, explorer)
-        pages.append(write_page(site_dir / "submissions" / f"{sub_id}.md", page))
+        pages.append(write_page(site_dir / "submissions" / f"{sub_id}.md", page, title=data.name(sub_id)))
     keep = set(pages)
     for folder in ("submissions", "tracks"):
         for stale in sorted((site_dir / folder).glob("*.md")):
@@ -147,17 +152,29 @@ def generate_pages(
     return pages
 
 
-def write_page(path: Path, body: str) -> Path:
-    """Write one generated page (header, blank line, body) atomically; return its path."""
-    write_text(path, f"{GENERATED_HEADER}\n\n{body.strip()}\n")
+def write_page(path: Path, body: str, *, title: str | None = None) -> Path:
+    """Write one generated page (header, blank line, body) atomically; return its path.
+
+    With ``title`` the page starts with YAML front matter naming it: MkDocs takes a page's title (browser
+    tab, search results) from a first-line ``# heading`` only, and the generated header comes first, so
+    without it the title would be made from the file name ("Minilm l6 text").
+    """
+    front = f"---\ntitle: {front_matter(title)}\n---\n" if title is not None else ""
+    write_text(path, f"{front}{GENERATED_HEADER}\n\n{body.strip()}\n")
     return path
 
 
 def is_generated(path: Path) -> bool:
-    """Whether ``path`` is a page this module generated (its first line is the generated header)."""
+    """Whether ``path`` is a page this module generated (the generated header, after any front matter)."""
     try:
         with path.open(encoding="utf-8") as fh:
-            return fh.readline().rstrip("\n") == GENERATED_HEADER
+            first = fh.readline().rstrip("\n")
+            if first == "---":  # front matter: a few lines, then the header right after it closes
+                for _ in range(_FRONT_MATTER_LINES):
+                    if fh.readline().rstrip("\n") == "---":
+                        first = fh.readline().rstrip("\n")
+                        break
+            return first == GENERATED_HEADER
     except (OSError, UnicodeDecodeError):
         return False
 

@@ -81,6 +81,7 @@ SUBMISSION_KEYS: tuple[str, ...] = (
     "architecture",
     "source",
     "capabilities",
+    "adapter",
     "training_data",
     "pooling",
     "tracks",

@@ -354,7 +354,9 @@ def test_a_pydantic_type_error_carries_file_field_value_and_fix(tmp_path):
     )
     assert problem.message == "'model.revision' Input should be a valid string, got 1234567."
     assert problem.fix.startswith("Copy the full 40-character commit SHA")
-    assert str(problem) == f"{path}: {problem.message} {problem.fix}"
+    # The line and column of the offending value (issue 19, part 4), as YAML syntax errors have them.
+    assert problem.at is not None and problem.at.source.strip().startswith("revision:")
+    assert str(problem) == f"{path}:{problem.at.line}:{problem.at.column}: {problem.message} {problem.fix}"
 
 
 def test_every_error_of_a_manifest_is_its_own_problem(tmp_path):

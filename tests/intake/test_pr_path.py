@@ -133,7 +133,9 @@ def test_cli_validate_changed_since_markdown_in_the_branch(repo: Path) -> None:
     md = proc.stdout
     assert md.startswith("## ChemRobust submission check")
     assert re.search(
-        r"\| <code>submissions/minilm-l6-text/submission\.yaml</code> \| <code>model\.version</code> \|", md
+        r"\| <code>submissions/minilm-l6-text/submission\.yaml</code> \| <code>model\.version</code>"
+        r", line \d+, column \d+ \|",
+        md,
     )
     assert "Submissions changed since <code>main</code>" in md and "1 new, 1 modified" in md
     assert "char-ngram-baseline" not in md
@@ -282,7 +284,9 @@ def test_report_escapes_untrusted_text(tmp_path: Path) -> None:
     row = next(line for line in md.splitlines() if line.startswith("| <code>submissions/evil/"))
     cells = re.split(r"(?<!\\)\|", row)[1:-1]
     assert len(cells) == 4  # no pipe from the key escapes its cell
-    assert cells[1].strip() == "<code>a\\|b &lt;img src=x&gt; @maintainers</code>"  # literal, in a code span
+    # literal, in a code span; then where the key is (issue 19, part 4)
+    key = r"<code>a\\\|b &lt;img src=x&gt; @maintainers</code>"
+    assert re.fullmatch(key + r", line \d+, column 1", cells[1].strip())
     assert "&lt;img src=x&gt;" in cells[2] and "<img" not in md  # no HTML anywhere
     assert "@\u200bmaintainers" in cells[2]  # no @-mention
 

@@ -367,7 +367,7 @@ def _submissions(draw: Draw) -> list[dict]:
     records = b.submissions(list(IDS))
     for rec in records:
         field = f"submissions[{rec['id']}]"
-        for key in ("name", "contact", "license", "url", "description", "architecture", "pooling"):
+        for key in ("name", "contact", "license", "url", "description", "architecture", "pooling", "adapter"):
             rec[key] = draw(f"{field}.{key}")
         rec["authors"] = [draw(f"{field}.authors[0]"), draw(f"{field}.authors[1]")]
         rec["training_data"] = [draw(f"{field}.training_data[0]")]

@@ -27,6 +27,7 @@ from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
 from leaderboard.site.extensions.consistency_finding import finding_lines
 from leaderboard.site.figures import display_name, legend, scatter_trace, submission_colours
+from leaderboard.site.molecule_ids import molecule_cell
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
@@ -188,7 +189,8 @@ def submission_sections(
         body = []
         for item in shown:
             body.append([
-                code(item), code(left.at[item, "input"]), code(right.at[item, "input"]),
+                # The id links to its database entry where the set has one; the name is the next column.
+                molecule_cell(dataset, item), code(left.at[item, "input"]), code(right.at[item, "input"]),
                 _answer(left.loc[item]), _answer(right.loc[item]),
             ])  # fmt: skip
         out += [table(["Item", "SMILES asked", "name asked", "answer to SMILES", "answer to name"], body), ""]

@@ -39,6 +39,7 @@ from leaderboard.ranking.stability import kendall_tau_b
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
 from leaderboard.site.figures import display_name, legend, round_floats, submission_colours
+from leaderboard.site.molecule_ids import molecule_cell, molecule_names
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import metric as metric_spec
@@ -360,8 +361,10 @@ def _moved(data: SiteData, sub_id: str, dataset: str) -> list[str]:
     moved = moved.sort_values(["shift", "id", "variant"], ascending=[False, True, True])
     if moved.empty:
         return ["No rewrite changed any of this model's predictions on this data set.", ""]
-    body = [[code(_short(r.id)), esc(_label(r.variant)), code(_short(base.at[r.id, "string"])),
-             code(_short(r.string)), _num(r.label), _num(r.before), _num(r.prediction)]
+    names = molecule_names(data, dataset)  # FreeSolv's IUPAC names, from the consistency track's answers
+    body = [[molecule_cell(dataset, _short(r.id), names.get(r.id)), esc(_label(r.variant)),
+             code(_short(base.at[r.id, "string"])), code(_short(r.string)), _num(r.label), _num(r.before),
+             _num(r.prediction)]
             for r in moved.head(MOVED_SHOWN).itertuples(index=False)]  # fmt: skip
     return ["Test molecules whose prediction a rewrite moved the most (probability of the positive class, "
             "or the predicted value):", "",

@@ -12,7 +12,7 @@ Side effects: drawing a string writes its SVG (:class:`leaderboard.site.molecule
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,6 +20,7 @@ import pandas as pd
 
 from leaderboard.markdown import code, esc, table
 from leaderboard.site.format import is_num, rank_text
+from leaderboard.site.molecule_ids import molecule_cell
 from leaderboard.site.molecules import Drawings
 from leaderboard.tracks import ordered, track
 
@@ -147,6 +148,7 @@ class Explorer:
         table_name: str,
         variant: str,
         setting: str,
+        names: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Markdown lines of one model's explorer on one data set (none without per-item ranks).
 
@@ -162,6 +164,9 @@ class Explorer:
             Column of the table that names the variant (``augmentation``); a dimension of the track.
         setting : str
             The setting the ranks were measured in, in words, already escaped (``last layer, L2 …``).
+        names : mapping of str to str, optional
+            Molecule names by id (:func:`leaderboard.site.molecule_ids.molecule_names`), shown beside the
+            ids; the ids link to their database where the data set declares one.
         """
         if table_name not in self._found:
             dim = track(key[1]).dimension(variant)
@@ -183,7 +188,8 @@ class Explorer:
         ]
         rows = []
         for mol, misses, pairs, mean_rank in found.worst:
-            cells = [code(mol), f"{misses} of {pairs}", f"{mean_rank:.1f}"]
+            named = molecule_cell(dataset, mol, (names or {}).get(mol))
+            cells = [named, f"{misses} of {pairs}", f"{mean_rank:.1f}"]
             cells += [rank_text(found.ranks.get((mol, v), np.nan)) for v in found.variants]
             rows.append(cells)
         headers = ["Molecule", "Missed", "Mean rank", *map(esc, found.variants)]

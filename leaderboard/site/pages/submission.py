@@ -1,6 +1,7 @@
 """The model pages (``submissions/index.md`` and ``submissions/<id>.md``).
 
-A model's page holds its card, its place in the ranking, a section per track it has results for (per
+A model's page holds its place in the ranking (first), its card and provenance
+(:mod:`leaderboard.site.pages.model_card`), a section per track it has results for (per
 data set: its headline values, the headline metric over each dimension, the track extension's sections,
 and every number), the tracks it cannot run ("not applicable": it lacks their capability), and the
 provenance of every run with the command that reproduces it. Everything from a manifest, a run record or
@@ -17,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators.schema import Dimension
-from leaderboard.markdown import NO_VALUE, cell, code, esc, json_script, table, url
+from leaderboard.markdown import NO_VALUE, cell, code, esc, json_script, table
 from leaderboard.ranking.rules import RULE_LABELS
 from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, submission_link, track_link
@@ -25,6 +26,7 @@ from leaderboard.site.extensions import extension
 from leaderboard.site.figures import scatter_trace
 from leaderboard.site.format import change, duration, fmt, metric_label, text, value_label
 from leaderboard.site.pages.explorer import Explorer
+from leaderboard.site.pages.model_card import card_rows, provenance_section
 from leaderboard.site.pages.overview import OTHER_RULES, criterion_label
 from leaderboard.site.pages.track import per_dimensions, where_of
 from leaderboard.site.schema import BOOTSTRAP, SLUG
@@ -81,30 +83,24 @@ def submissions_index_page(data: SiteData) -> str:
 
 
 def submission_page(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) -> str:
-    """Markdown of one model's page."""
+    """Markdown of one model's page: title, ranking, model card and provenance, results, runs.
+
+    The title is the manifest's display name (its id when it has none); the build writes it into the
+    page's front matter too (:func:`leaderboard.site.build.write_page`). The ranking comes first: it is
+    what a reader comes for; the card and the provenance table follow.
+    """
     meta = data.submissions.get(sub_id, {})
     out = [f"# {esc(data.name(sub_id))}", "", f"Submission {code(sub_id)}.", ""]
-    if meta.get("description"):
-        out += [esc(text(meta["description"])), ""]
+    out += ["## Ranking", "", *_ranking(data, sub_id)]
     out += ["## Model card", ""]
     if meta:
-        card = [
-            ("Authors", cell(text(meta.get("authors")))),
-            ("Contact", cell(text(meta.get("contact")))),
-            ("License", cell(text(meta.get("license")))),
-            ("Paper / URL", url(meta.get("url"))),
-            ("Architecture", cell(text(meta.get("architecture")))),
-            ("Source", cell(text(meta.get("source")))),
-            ("Capabilities", cell(text(meta.get("capabilities")))),
-            ("Pooling", cell(text(meta.get("pooling")))),
-            ("Training data", cell(text(meta.get("training_data")))),
-            ("Tracks", cell(text(meta.get("tracks")))),
-        ]
-        out += [table(["Field", "Value"], [list(r) for r in card]), ""]
+        if meta.get("description"):
+            out += [esc(text(meta["description"])), ""]
+        out += [table(["Field", "Value"], card_rows(data, sub_id)), ""]
     else:
         out += ["No manifest metadata exported for this submission.", ""]
+    out += ["### Provenance", "", *provenance_section(data, sub_id)]
     out += _training(meta.get("training"), sub_id, figures)
-    out += ["## Ranking", "", *_ranking(data, sub_id)]
     out += ["## Results", "", *_results(data, sub_id, figures, explorer)]
     out += ["## Runs and provenance", "", *_runs(data, sub_id)]
     out += ["[Download all data](../downloads.md)", ""]

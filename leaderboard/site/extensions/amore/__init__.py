@@ -31,6 +31,7 @@ from leaderboard.site.extensions.amore.plots import (
     recall_figure,
 )
 from leaderboard.site.format import select
+from leaderboard.site.molecule_ids import molecule_names
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.sitedata import SiteData, split_by_submission
 from leaderboard.tracks import parse_layer
@@ -174,6 +175,7 @@ def submission_sections(
             table_name=RANKS,
             variant="augmentation",
             setting="last layer, L2, original → augmented",
+            names=molecule_names(data, dataset),
         )
     return out
 
