@@ -94,3 +94,27 @@ def test_ranking_table_is_compact_first_with_a_mean_rank_per_track(tmp_path) -> 
     zeta = next(line for line in index.splitlines() if line.startswith("| 1 | [Zeta-BERT"))
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", zeta)]  # the name holds an escaped "\|"
     assert cells[5] == "**1.0**", cells
+
+
+def test_best_value_in_bold_follows_the_criterions_direction(tmp_path) -> None:
+    """RMSE: the lowest value is the best one, and the bold one (it was the highest)."""
+    _, site = b.repo(tmp_path)
+    rmse = {"alpha": 1.9, "mu": 0.7, "zeta": 1.2}
+    rows = [{"submission": sub, "track": "downstream", "dataset": "esol", "variant": variant,
+             "metric": metric, "value": value}
+            for sub, r in rmse.items()
+            for variant, metric, value in (("original", "rmse", r),
+                                           ("worst", "degradation", r / 10))]  # fmt: skip
+    write_exports(b.frame(rows), b.runs(), b.submissions(list(rmse)), site)
+    generate_pages(site)
+    index = (site / "index.md").read_text(encoding="utf-8")
+    header = next(line for line in index.splitlines() if line.startswith("| Rank | Model"))
+    columns = [h.strip() for h in header.strip("|").split("|")]
+    body = [line for line in index.splitlines() if re.match(r"\| \d+ \| \[", line)]
+    bold = {}
+    for line in body:
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        bold.update({(columns[i], cells[i]) for i in range(len(cells)) if cells[i].startswith("**")})
+    # Two criteria on one data set: each column says which metric it is.
+    assert [c for c in columns if c.startswith("esol")] == ["esol · RMSE", "esol · degradation"], columns
+    assert bold["esol · RMSE"] == "**0.700**" and bold["esol · degradation"] == "**0.070**", bold

@@ -23,7 +23,7 @@ from leaderboard.ranking.headline import headline_rows
 from leaderboard.ranking.rules import RULE_LABELS, mean_rank
 from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, submission_link
-from leaderboard.site.format import change, fmt, is_num, plural
+from leaderboard.site.format import change, fmt, is_num, metric_label, plural
 from leaderboard.site.pages.downloads import download_links
 from leaderboard.site.pairwise import pairwise_figure
 from leaderboard.site.schema import BOOTSTRAP
@@ -252,7 +252,17 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
         )
         for c in crit
     ]
-    best = {c: rk.headline[c].max() for c in crit}
+    # A track ranking several criteria per setting (a score and its degradation) would show two identical
+    # labels: say which metric each column is.
+    labels = [
+        f"{lab} · {esc(metric_label(str(rk.criteria.at[c, 'metric'])))}"
+        if len({x.metric for x in track(str(tracks[c])).headline}) > 1
+        else lab
+        for c, lab in zip(crit, labels, strict=True)
+    ]
+    # Best by the criterion's direction: the oriented table (higher is better), not the raw values (RMSE).
+    oriented = rk.table.reindex(rk.copeland.index)
+    best = {c: oriented[c].max() for c in crit}
     intervals = data.intervals
     extra = ["Rank interval", "Group"] if intervals is not None else []
     means = track_mean_ranks(data)
@@ -290,7 +300,8 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
                 cells.append(lacks_cell(lacking) if lacking is not None else missing_cell(reason, dataset))
                 continue
             txt = fmt(val, str(rk.criteria.at[c, "metric"]))
-            cells.append(f"**{txt}**" if is_num(val) and val == best[c] and len(rk.copeland) > 1 else txt)
+            top = oriented.at[sub_id, c] == best[c] and len(rk.copeland) > 1
+            cells.append(f"**{txt}**" if top else txt)
         rows.append(cells)
     align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(mean_labels) + ["r"] * len(crit)
     compact = [0, 1, 2, *range(4, 4 + len(extra) + len(mean_labels))]
