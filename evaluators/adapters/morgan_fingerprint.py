@@ -8,7 +8,7 @@ track reports as ties). A string RDKit cannot parse is an error: the track only 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from rdkit.Chem import rdFingerprintGenerator
@@ -20,6 +20,9 @@ from evaluators.chem import parse_smiles
 @ADAPTERS.register("morgan_fingerprint")
 class MorganFingerprintAdapter(EmbeddingAdapter):
     """Morgan (ECFP-like) bit vectors; options ``radius`` (2), ``n_bits`` (2048), ``chirality`` (true)."""
+
+    architectures: ClassVar[frozenset[str]] = frozenset({"non-neural"})
+    weights: ClassVar[str] = "none"  # computed from the molecule alone
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)

@@ -62,6 +62,8 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
     #: What the adapter may offer (the manifest check reads this); an instance narrows it to what its
     #: architecture allows: ``embed`` for encoders, ``embed`` and ``generate`` for the others.
     capabilities: ClassVar[frozenset[str]] = frozenset({"embed", "generate"})
+    architectures: ClassVar[frozenset[str]] = frozenset({"encoder", "decoder", "encoder-decoder"})
+    weights: ClassVar[str] = "required"
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)

@@ -99,6 +99,26 @@ class Track(ABC):
         """Check a ``result.json`` document against this track's declarations (see :class:`TrackResult`)."""
         return TrackResult.from_json(obj, dimensions=cls.dimensions, metrics=cls.metric_specs())
 
+    @classmethod
+    def container_view(
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+    ) -> list[dict[str, str]] | None:
+        """Return the rows the container gets instead of the data set's files, or ``None`` (the files).
+
+        A track whose labels must never reach the model (T2 fits its probes on the host) returns label-free
+        rows with at least ``id`` and ``smiles``; the host writes them as ``/data/<set>/view.csv``
+        (:mod:`evaluators.views`) and :meth:`run` receives them as ``dataset.records``. ``records`` are the
+        set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``) of
+        data set ``dataset``. Must be deterministic: the view's hash is checked inside the container.
+        """
+        del dataset, records, options
+        return None
+
+    #: Whether the container gets :meth:`container_view`'s label-free rows instead of the set's files.
+    withholds_labels: ClassVar[bool] = False
+    #: Columns of the view file, in order (when :meth:`container_view` returns rows).
+    view_columns: ClassVar[tuple[str, ...]] = ("id", "smiles")
+
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
         """Host-side scoring: turn the run's raw outputs in ``out_dir`` into metric rows.
 

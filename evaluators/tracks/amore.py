@@ -59,7 +59,8 @@ class EmbeddingError(RuntimeError):
     """The model returned embeddings of the wrong shape or with NaN/inf values."""
 
 
-def _check_embeddings(layers: dict[str, np.ndarray], n: int) -> None:
+def check_embeddings(layers: dict[str, np.ndarray], n: int) -> None:
+    """Raise :class:`EmbeddingError` unless every layer is a finite ``(n, d)`` array and ``last`` is there."""
     if "last" not in layers:
         raise EmbeddingError(f"the adapter returned layers {sorted(layers)} without 'last'")
     for label, array in layers.items():
@@ -228,7 +229,7 @@ class AmoreTrack(Track):
         embedded = adapter.embed(list(strings))
         progress("embed", len(strings), len(strings))
         timing["embed_s"] = time.perf_counter() - t0
-        _check_embeddings(embedded.layers, len(strings))
+        check_embeddings(embedded.layers, len(strings))
 
         t0 = time.perf_counter()
         self._metrics: list[dict[str, Any]] = []

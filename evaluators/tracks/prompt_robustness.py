@@ -82,7 +82,8 @@ for _spec in (
                "valid formula answers.", 0.0, 1.0),
     MetricSpec("atom_f1", True, "atom F1", "Mean atom-level F1 over the valid formula answers.", 0.0, 1.0),
     MetricSpec("mae", False, "MAE", "Mean absolute error over the valid numeric answers.", 0.0),
-    MetricSpec("rmse", False, "RMSE", "Root mean squared error over the valid numeric answers.", 0.0),
+    MetricSpec("rmse", False, "RMSE", "Root mean squared error of numeric predictions (T4: over the valid "
+               "answers; T2: the probe's, over the test molecules).", 0.0),
     MetricSpec("validity_mean", True, "validity (mean over templates)",
                "Share of answers that normalise, averaged over templates.", 0.0, 1.0),
     *(MetricSpec(f"{score}_{stat}",

@@ -35,7 +35,13 @@ from leaderboard.execution.data import DataError, prepare_dataset
 from leaderboard.execution.endpoint_runner import CACHE_DIR, EndpointRunner, endpoint_tag
 from leaderboard.execution.engine import GpuChoice, RunnerKind, select_engine
 from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ImageBuildError, ImageSpec, image_tag
-from leaderboard.execution.job_inputs import decoding_params, git_commit, job_document, job_inputs
+from leaderboard.execution.job_inputs import (
+    data_view,
+    decoding_params,
+    git_commit,
+    job_document,
+    job_inputs,
+)
 from leaderboard.execution.outfs import unmount_below
 from leaderboard.execution.progress import ProgressDisplay
 from leaderboard.execution.results import ResultError, ignored_outputs, read_result
@@ -472,8 +478,11 @@ class Evaluator:
             else self.sandbox
         )
         try:
+            job, container_data = data_view(job, work, data_root, data_hash)
             models = job_inputs(work, job, weights)
-            return self._attempt(run_id, label, tag, job, work, models, data_root, folder, runner)
+            return self._attempt(
+                run_id, label, tag, job, work, models, data_root, container_data, folder, runner
+            )
         finally:
             # Succeeded or failed: once the outcome is stored, the job folder and the run's output go.
             shutil.rmtree(work, ignore_errors=True)
@@ -487,10 +496,15 @@ class Evaluator:
         work: Path,
         models: Path,
         data_root: Path,
+        container_data: Path,
         folder: Path,
         runner: Runner,
     ) -> str:
-        """Run ``job`` with ``runner``, its ``/out`` limited, then store its checked result or its failure."""
+        """Run ``job`` with ``runner``, its ``/out`` limited, then store its checked result or its failure.
+
+        ``container_data`` is mounted at ``/data`` (the data root, or the job's label-free view); the
+        host's scoring reads ``data_root``.
+        """
         display = (
             ProgressDisplay(label, stream=self.progress_stream, interval_s=self.progress_interval_s)
             if self.progress_stream is not None
@@ -505,7 +519,7 @@ class Evaluator:
                 outcome = runner.run(
                     tag,
                     job_dir=work / "job",
-                    data_dir=data_root,
+                    data_dir=container_data,
                     models_dir=models,
                     out_dir=work / "out",
                     submission_dir=folder.resolve(),

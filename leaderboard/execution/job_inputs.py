@@ -10,10 +10,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
-from evaluators.schema import Job, ModelConfig, TrackOptions
+from evaluators.datasets import load_records
+from evaluators.schema import DataView, Job, ModelConfig, TrackOptions
 from evaluators.tracks import TRACKS
+from evaluators.views import write_view
 from leaderboard.intake.manifest import Submission
 
 
@@ -103,3 +106,21 @@ def job_inputs(work: Path, job: Job, weights: Path | None) -> Path:
         (work / name).mkdir()
     (work / "job" / "job.json").write_text(json.dumps(job.to_json(), indent=1))
     return weights or work / "models"
+
+
+def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Job, Path]:
+    """Return the job and the folder to mount at ``/data``: the data root, or a label-free view.
+
+    A track that withholds its labels (:meth:`evaluators.tracks.Track.container_view`) gets its view
+    written to ``work/data/<set>/view.csv``; the returned job carries the view's sha256 and the host's data
+    hash (:class:`evaluators.schema.DataView`). Any other track gets ``data_root`` and the job unchanged.
+    """
+    cls = TRACKS.get(job.track)
+    if not cls.withholds_labels:
+        return job, data_root
+    records = load_records(job.dataset, data_root, limit=job.options.limit)
+    rows = cls.container_view(job.dataset, records, job.options)
+    if rows is None:
+        return job, data_root
+    sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)
+    return replace(job, data_view=DataView(sha256=sha256, data_hash=data_hash)), work / "data"

@@ -308,7 +308,11 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
     check_artifacts(out_dir, result)
     for spec in track_cls.tables:
         read_table(out_dir, spec, keep=False)
-    scored = track_cls(job.options).score(result, out_dir=out_dir, data_dir=data_dir or out_dir)
+    try:
+        scored = track_cls(job.options).score(result, out_dir=out_dir, data_dir=data_dir or out_dir)
+    except ValueError as exc:  # the run's raw outputs could not be scored (malformed, or unscoreable data)
+        reason = " ".join(str(exc).split())[:500]
+        raise ResultError(f"host scoring of track {job.track!r}: {reason}") from None
     if scored is not result:
         try:
             rows = parse_rows(

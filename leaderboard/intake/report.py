@@ -1,6 +1,6 @@
 """The checks behind the pull-request report: every manifest through :data:`CHECKS`, with every problem.
 
-:func:`check_manifest` / :func:`check_manifests` run :func:`leaderboard.intake.manifest.load_submission`
+:func:`check_manifest` / :func:`check_manifests` run :func:`leaderboard.intake.manifest.check_submission`
 and keep each :class:`~leaderboard.intake.manifest.Problem` it reports as it is (file, field, value,
 message, fix and the check that found it), with paths shown relative to the repository root. The Markdown
 report built from them is :mod:`leaderboard.intake.pr_report`.
@@ -12,7 +12,8 @@ Invariants
   symbolic link or lies outside its submission folder is refused before it is read, so a pull request
   cannot make the report quote files from elsewhere.
 - The problems are the validator's own (no second parse of the manifest): the report and
-  ``python -m leaderboard validate`` cannot disagree.
+  ``python -m leaderboard validate`` cannot disagree. Warnings are problems too, but never make a
+  manifest fail.
 - Deterministic: the same inputs give the same result.
 
 Side effects: none (reads manifests).
@@ -24,24 +25,23 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from leaderboard.intake.manifest import STAGES, ManifestError, Problem, Submission, load_submission
+from leaderboard.intake.manifest import STAGES, Problem, Submission, check_submission
 from leaderboard.text import printable
 
 __all__ = ["CHECKS", "ManifestCheck", "check_manifest", "check_manifests"]
 
-#: The checks every manifest goes through, in order (keys: :data:`leaderboard.intake.manifest.STAGES`);
-#: a check runs only when the ones before it pass.
+#: The checks every manifest goes through, in order (keys: :data:`leaderboard.intake.manifest.STAGES`).
+#: They run in one pass; the ones after ``schema`` read only the fields that passed it, and nothing after
+#: ``yaml`` runs on a file that does not parse.
 CHECKS: tuple[tuple[str, str], ...] = (
     ("file", "file: present, a plain file inside its submission folder, at most 64 KiB"),
-    ("yaml", "YAML: parses with the safe loader into a mapping of keys"),
+    ("yaml", "YAML: parses with the safe loader into a mapping of keys, no key given twice"),
     ("schema", "schema: no unknown keys; every field present, of the right type, pinned"),
-    ("consistency", "consistency: adapter, capabilities, code entry and tracks agree"),
-    ("folder", "folder: id equals the folder name; code and local weights inside the folder"),
-    ("policy", "policy: `trust_remote_code` only with a maintainer's approval"),
-)
-#: Checks that run together: pydantic reports field errors before cross-field rules can run; the folder
-#: and policy rules run on the same validated manifest.
-_SAME_STAGE = {"folder": "policy", "policy": "folder"}
+    ("consistency", "consistency: adapter, source, architecture, capabilities, code entry and tracks agree"),
+    ("folder", "folder: id equals the folder name; code and local weights inside the folder; "
+     "`code.object` defined in `code.file`"),
+    ("policy", "policy: options that need a maintainer (`trust_remote_code`, `allow_pickle`)"),
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,9 +57,11 @@ class ManifestCheck:
     status : str
         ``new``, ``modified`` or ``unchanged`` relative to the ref compared with; empty without one.
     problems : tuple of Problem
-        Every problem (``file`` relative to the repository root); empty when the manifest is valid.
+        Every problem, errors and warnings (``file`` relative to the repository root).
     submission_model : Submission or None
         The validated manifest when valid.
+    reached : tuple of str
+        The checks of :data:`CHECKS` that ran (all, unless the file could not be read or parsed).
     """
 
     submission: str
@@ -67,24 +69,29 @@ class ManifestCheck:
     status: str
     problems: tuple[Problem, ...] = ()
     submission_model: Submission | None = field(default=None, compare=False)
+    reached: tuple[str, ...] = STAGES
+
+    @property
+    def errors(self) -> tuple[Problem, ...]:
+        """The problems that make the manifest invalid."""
+        return tuple(p for p in self.problems if p.is_error)
+
+    @property
+    def warnings(self) -> tuple[Problem, ...]:
+        """The problems a maintainer must look at, which do not make the manifest invalid."""
+        return tuple(p for p in self.problems if not p.is_error)
 
     @property
     def ok(self) -> bool:
-        """Whether the manifest passed every check."""
-        return not self.problems
+        """Whether the manifest passed every check (warnings aside)."""
+        return not self.errors
 
     def outcome(self, check: str) -> str:
-        """Return ``pass``, ``fail`` or ``skip`` (not reached) for one of :data:`CHECKS`."""
-        failed = {p.check for p in self.problems}
-        if check in failed:
-            return "fail"
-        if not failed:
-            return "pass"
-        first = min(STAGES.index(c) for c in failed)
-        here = STAGES.index(check)
-        if here < first or _SAME_STAGE.get(check) in failed:
-            return "pass"
-        return "skip"
+        """Return ``pass``, ``warn``, ``fail`` or ``skip`` (not reached) for one of :data:`CHECKS`."""
+        if check not in self.reached:
+            return "skip"
+        found = {p.severity for p in self.problems if p.check == check}
+        return "fail" if "error" in found else "warn" if found else "pass"
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -149,18 +156,14 @@ def check_manifest(
     if refused is not None:
         message, fix = refused
         problem = Problem(shown, "", "", message, fix, "file")
-        return ManifestCheck(submission_id, shown, status, (problem,))
-    try:
-        sub = load_submission(path, allow_remote_code=list(allow_remote_code))
-    except ManifestError as exc:
-        # Folder paths in messages are shown relative to the root, as the file is (no runner paths in
-        # comments).
-        folder, folder_shown = printable(str(path.parent), collapse=False), _relative(path.parent, root)
-        problems = tuple(
-            replace(p, file=shown, message=p.message.replace(folder, folder_shown)) for p in exc.problems
-        )
-        return ManifestCheck(submission_id, shown, status, problems)
-    return ManifestCheck(submission_id, shown, status, (), sub)
+        return ManifestCheck(submission_id, shown, status, (problem,), reached=("file",))
+    checked = check_submission(path, allow_remote_code=list(allow_remote_code))
+    # Folder paths in messages are shown relative to the root, as the file is (no runner paths in comments).
+    folder, folder_shown = printable(str(path.parent), collapse=False), _relative(path.parent, root)
+    problems = tuple(
+        replace(p, file=shown, message=p.message.replace(folder, folder_shown)) for p in checked.problems
+    )
+    return ManifestCheck(submission_id, shown, status, problems, checked.submission, checked.reached)
 
 
 def check_manifests(

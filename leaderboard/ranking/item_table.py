@@ -33,11 +33,25 @@ means make the criterion's value:
 - ``"range"``: ``-(max - min)`` of the part means that are not NaN (NaN if none, 0 if one), negated so
   that the table stays higher-is-better (a smaller spread is better). The caller orients the item values
   higher-is-better (e.g. ``-abs(error)``), as for any criterion.
+- ``"root"``: ``-sqrt(-m)``, ``m`` the mean of the part means that are not NaN (NaN if none; a positive
+  ``m``, which items ``-(squared error)`` cannot give, counts as 0). With squared errors as items this is
+  minus the RMSE: a monotone transform of a mean, so exact on the full data, and resampled as the mean is.
+- ``"worst_drop"``: minus the worst degradation from a reference. Parts are named ``"<variant>"`` or
+  ``"<variant>|<sub>"`` (variant: the text before the first ``|``); a variant's value is the mean of its
+  sub-parts' means that are not NaN (NaN if none), and the variant ``"original"`` is the reference. The
+  value is ``min(value_v - value_original)`` over the other variants ``v`` that have a value: 0 when no
+  variant is worse, positive when every variant is better, NaN when the original or every other variant
+  is NaN. E.g. ROC-AUC from DeLong placement values as items, with parts ``"original|pos"``,
+  ``"original|neg"``, ``"kekule|pos"``, ... : the mean placement of the positives and that of the
+  negatives both equal the AUC on the full data, and their mean is what each variant's value is.
+- ``"worst_drop_root"``: as ``"worst_drop"``, with each variant's value ``-sqrt(-m)`` as for ``"root"``
+  (the worst RMSE increase from squared-error items, negated).
 
 An empty or missing (NaN) ``part`` means none, an empty or missing ``combine`` means ``"mean"``.
 :func:`prepare_items` refuses a criterion whose rows mix rows with and without a part, that has more than
-one ``combine`` or an unknown one, or that has no parts and a ``combine`` other than ``"mean"`` (it is a
-plain item mean). All the parts of a criterion draw from its one pool, so that one draw of items serves
+one ``combine`` or an unknown one, that has no parts and a ``combine`` other than ``"mean"`` (it is a
+plain item mean), or that combines by ``"worst_drop"`` or ``"worst_drop_root"`` without an ``"original"``
+variant. All the parts of a criterion draw from its one pool, so that one draw of items serves
 every part: an item valid in several templates is paired across them (its value in each part is a row of
 its own).
 """
@@ -48,6 +62,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from leaderboard.ranking.parts import (
+    COMBINE_METHODS,
+    MEAN_DECIMALS,
+    REFERENCE,
+    PartLayout,
+    combine_parts,
+    missing_reference,
+)
 
 __all__ = [
     "COMBINE_METHODS",
@@ -66,11 +89,6 @@ __all__ = [
 #: Columns :func:`leaderboard.ranking.uncertainty.rank_intervals` needs in its ``items`` argument
 #: (``dataset`` is optional).
 ITEM_COLUMNS: tuple[str, ...] = ("submission", "criterion", "item", "value")
-#: Decimals kept in per-criterion means (identical items => exactly equal means).
-MEAN_DECIMALS = 12
-#: Values of the optional ``combine`` column: how a criterion's part means make its value.
-COMBINE_METHODS: tuple[str, ...] = ("mean", "range")
-
 
 @dataclass(frozen=True)
 class ItemGroup:
@@ -93,51 +111,6 @@ class ItemGroup:
     n_items: int
     columns: np.ndarray  # indices into PreparedItems.columns
     values: np.ndarray  # (n_items, n_columns_in_group * n_systems), NaN = not observed
-
-
-@dataclass(frozen=True)
-class PartLayout:
-    """How the raw columns of a table with parts make its criteria.
-
-    Attributes
-    ----------
-    criterion : numpy.ndarray
-        ``(n_columns,)`` integers: the index into :attr:`PreparedItems.criteria` of each raw column's
-        criterion; non-decreasing, every criterion has at least one column.
-    part : tuple of str
-        The part of each raw column (``""`` for a criterion without parts).
-    combine : tuple of str
-        Per criterion, one of :data:`COMBINE_METHODS`.
-
-    Raises
-    ------
-    ValueError
-        If the arrays disagree in length, a criterion has no column or its columns are not adjacent, or a
-        method is unknown.
-    """
-
-    criterion: np.ndarray
-    part: tuple[str, ...]
-    combine: tuple[str, ...]
-
-    def __post_init__(self) -> None:
-        crit = np.asarray(self.criterion)
-        if crit.ndim != 1 or len(crit) != len(self.part):
-            raise ValueError("PartLayout: 'criterion' and 'part' must give one entry per raw column.")
-        if not np.array_equal(np.unique(crit), np.arange(len(self.combine))) or np.any(np.diff(crit) < 0):
-            raise ValueError(
-                "PartLayout: 'criterion' must number the criteria 0, 1, ... in non-decreasing order, each "
-                "criterion owning at least one raw column."
-            )
-        unknown = sorted(set(self.combine) - set(COMBINE_METHODS))
-        if unknown:
-            raise ValueError(
-                f"PartLayout: unknown combine {unknown}; expected one of {list(COMBINE_METHODS)}."
-            )
-
-    def starts(self) -> np.ndarray:
-        """Return the index of each criterion's first raw column."""
-        return np.searchsorted(np.asarray(self.criterion), np.arange(len(self.combine)))
 
 
 @dataclass(frozen=True)
@@ -255,11 +228,19 @@ def _part_layout(
     # parts (part "") is one column.
     columns, col_code = np.unique(crit_code * len(part_names) + part_code, return_inverse=True)
     col_crit, col_part = np.divmod(columns, len(part_names))
-    layout = PartLayout(
-        criterion=col_crit.astype(np.int64),
-        part=tuple(part_names[k] for k in col_part.tolist()),
-        combine=tuple(str(h) for h in how),
-    )
+    col_names = tuple(part_names[k] for k in col_part.tolist())
+    combines = tuple(str(h) for h in how)
+    # Checked here as well as in PartLayout so that the message names the criterion.
+    absent = missing_reference(col_crit, col_names, combines)
+    if absent:
+        c = absent[0]
+        raise ValueError(
+            f"items: criterion {criteria[c]!r} combines by {combines[c]!r} but none of its parts "
+            f"{sorted(set(col_names[k] for k in np.flatnonzero(col_crit == c).tolist()))[:5]} is of the "
+            f"reference variant: the reference part must be called {REFERENCE!r} (or "
+            f"'{REFERENCE}|<sub>', e.g. '{REFERENCE}|pos')."
+        )
+    layout = PartLayout(criterion=col_crit.astype(np.int64), part=col_names, combine=combines)
     return col_code.astype(np.int64).ravel(), layout
 
 
@@ -287,8 +268,8 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
     ValueError
         If a column is missing, a value is not numeric or infinite, a (submission, criterion, part, item)
         row repeats, a criterion spans two pools, mixes rows with and without a part, has more than one
-        or an unknown ``combine``, or combines other than by ``"mean"`` without parts, or a weight is
-        missing, negative or not finite.
+        or an unknown ``combine``, combines other than by ``"mean"`` without parts, or by
+        ``"worst_drop*"`` without an ``"original"`` part, or a weight is missing, negative or not finite.
     """
     if not isinstance(items, pd.DataFrame):
         raise TypeError(f"items must be a pandas DataFrame, got {type(items).__name__}.")
@@ -403,69 +384,6 @@ def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.nd
         means = np.where(nobs > 0, sums / np.where(nobs > 0, nobs, 1.0), np.nan)
     means = np.round(means, MEAN_DECIMALS)
     return means.reshape(len(means), len(group.columns), n_sys).transpose(0, 2, 1)
-
-
-def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
-    """Turn raw column means into the criteria's values.
-
-    Parameters
-    ----------
-    raw : numpy.ndarray
-        ``(n_rep, n_systems, n_columns)`` means of the raw columns (:attr:`PreparedItems.columns`), as
-        :func:`pool_means` gives them; NaN where a system has no item of a column.
-    layout : PartLayout or None
-        How the raw columns make the criteria (:attr:`PreparedItems.layout`); ``None`` when the raw
-        columns are the criteria.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n_rep, n_systems, n_criteria)``. Per criterion: ``"mean"``, the mean of its columns that are
-        not NaN (NaN if none); ``"range"``, minus the range (max - min) of those columns (NaN if none, 0
-        if one). A criterion with one column and ``"mean"`` is that column as is; other values are rounded
-        to :data:`MEAN_DECIMALS` decimals. Without a layout, ``raw`` itself is returned.
-
-    Raises
-    ------
-    ValueError
-        If ``raw`` is not 3-dimensional with one column per raw column of the layout.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> layout = PartLayout(criterion=np.array([0, 0, 0, 1, 1]), part=("t1", "t2", "t3", "t1", "t2"),
-    ...                     combine=("mean", "range"))
-    >>> combine_parts(np.array([[[0.2, 0.4, np.nan, -3.0, -1.0]]]), layout).tolist()
-    [[[0.3, -2.0]]]
-    """
-    if layout is None:
-        return raw
-    raw = np.asarray(raw, dtype=float)
-    n_cols = len(layout.part)
-    if raw.ndim != 3 or raw.shape[2] != n_cols:
-        raise ValueError(
-            f"combine_parts: raw must be (n_rep, n_systems, {n_cols}) for this layout, got {raw.shape}."
-        )
-    starts = layout.starts()
-    single = np.diff(np.append(starts, n_cols)) == 1
-    is_range = np.array([c == "range" for c in layout.combine], dtype=bool)
-    out = np.empty((*raw.shape[:2], len(starts)))
-    # A one-part mean is its part mean, copied rather than recomputed so that it stays bit-identical to
-    # the same criterion given without parts.
-    copy = single & ~is_range
-    out[:, :, copy] = raw[:, :, starts[copy]]
-    if not copy.all():
-        obs = ~np.isnan(raw)
-        n = np.add.reduceat(obs, starts, axis=2, dtype=float)
-        sums = np.add.reduceat(np.where(obs, raw, 0.0), starts, axis=2)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            mean = np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan)
-        # fmin/fmax skip NaN (NaN only when every part is NaN); min - max is the negated range and is +0.0,
-        # not -0.0, for a single part.
-        spread = np.fmin.reduceat(raw, starts, axis=2) - np.fmax.reduceat(raw, starts, axis=2)
-        values = np.round(np.where(is_range, spread, mean), MEAN_DECIMALS)
-        out[:, :, ~copy] = values[:, :, ~copy]
-    return out
 
 
 def point_values(prep: PreparedItems) -> np.ndarray:

@@ -15,9 +15,10 @@ Method: for each bootstrap replicate, and for each dataset, draw ``n`` item ids 
 dataset's ``n`` ids; the same draw serves every submission and every criterion of the dataset (a paired
 bootstrap: the systems are compared on the same resampled molecules, and an augmentation's criterion uses
 the drawn ids it has, e.g. only the non-trivial pairs). Each criterion's mean is recomputed per submission
-(for a criterion with parts, each part's mean from the same draw, then their mean or negated range), the
-table is re-ranked with Copeland (:func:`leaderboard.ranking.copeland_score_array`, same pairwise
-rules and weights as the leaderboard), and the ranks are collected.
+(for a criterion with parts, each part's mean from the same draw, then their combination: mean, negated
+range, minus the root of the mean, or worst drop from the ``"original"`` variant), the table is re-ranked
+with Copeland (:func:`leaderboard.ranking.copeland_score_array`, same pairwise rules and weights as the
+leaderboard), and the ranks are collected.
 
 Outputs (:func:`rank_intervals`): each system's point Copeland score and rank (from the full data), the
 ``level`` (default 90 %) percentile interval of its bootstrap ranks — lower bound the ``(1 - level) / 2``

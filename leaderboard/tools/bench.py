@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     from evaluators.adapters import length_bucketed_batches
     from evaluators.augmentations import AUGMENTATIONS, get_augmentation
     from evaluators.datasets import load_dataset
-    from evaluators.job import model_config
+    from evaluators.schema import Job
     from evaluators.tracks import TrackOptions
     from evaluators.tracks.amore import AmoreTrack
     from leaderboard.execution.data import prepare_dataset
@@ -61,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     from leaderboard.intake.manifest import load_submission
 
     state = REPO_ROOT / ".state"
+    state.mkdir(exist_ok=True)
     folder = REPO_ROOT / "submissions" / args.submission
     sub = load_submission(folder)
     weights = fetch_weights(sub, folder, state)
@@ -69,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     job = job_document(
         sub, track="amore", dataset=args.dataset, options=options, version="", has_weights=True
     )
-    config = model_config(job, models_dir=weights or state, submission_dir=folder)
+    # The model configuration exactly as the container parses it from job.json.
+    config = Job.from_json(job.to_json(), models_dir=weights or state, submission_dir=folder).model
     from evaluators.adapters import load_adapter
 
     adapter = load_adapter(config)

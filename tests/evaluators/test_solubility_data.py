@@ -44,10 +44,10 @@ def records(root):
     return load_records("solubility", root)
 
 
-def test_the_set_is_registered_for_t4_only_with_pinned_files() -> None:
+def test_the_set_is_registered_for_t4_and_t2_with_pinned_files() -> None:
     spec = DATASETS.get("solubility")
     assert tuple(f.path for f in spec.files) == FILES
-    assert spec.tracks == ("prompt_robustness",)
+    assert spec.tracks == ("prompt_robustness", "downstream")
     assert spec.records is not None and "solubility" in host_data.BUILDERS
     assert spec.description and spec.source and spec.license and "Huuskonen" in spec.citation
     for data_file in spec.files:

@@ -61,7 +61,9 @@ def test_second_run_reuses_everything_and_a_broken_submission_does_not_stop_othe
     assert all("evaluating" not in line for line in lines), "a re-run with nothing changed did model work"
 
     # Break one submission's code: it fails with a one-line reason, the other is still reused.
-    (ws["subs"] / "char-ngram-baseline" / "ngram.py").write_text("raise RuntimeError('boom in submission')\n")
+    # The adapter class stays defined (the validator parses the file and finds it); importing it raises.
+    code = ws["subs"] / "char-ngram-baseline" / "ngram.py"
+    code.write_text(code.read_text() + "\nraise RuntimeError('boom in submission')\n")
     lines.clear()
     third = _evaluator(ws, lines, limit=None).run(None, ["datamol-default"])
     assert third.reused == 1 and third.computed == 0 and len(third.failed) == 1

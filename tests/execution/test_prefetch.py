@@ -162,7 +162,7 @@ model:
   id: {repo}
   revision: {revision}
   allow_pickle: {allow_pickle}
-  architecture: non-neural
+  architecture: encoder  # a hub model is a network (the custom echo adapter runs any architecture)
   capabilities: [embed]
 adapter: custom
 code: {{file: embed.py, object: ConfigEcho}}

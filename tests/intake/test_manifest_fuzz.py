@@ -165,8 +165,10 @@ def check(folder: Path, text: str | bytes) -> Submission | None:
             assert problem.check in STAGES, problem
             assert len(problem.value) <= 80 and len(problem.field) <= 200, problem
             line = str(problem)
-            assert line.startswith(f"{manifest}: "), line
-            rest = line[len(f"{manifest}: ") :]
+            # 'file: ...', or 'file:line:col: ...' where the YAML parser located the problem.
+            located = f"{manifest}:{problem.at.line}:{problem.at.column}: " if problem.at else f"{manifest}: "
+            assert line.startswith(located), line
+            rest = line[len(located) :]
             assert "\n" not in line and line.isprintable(), f"not one printable line: {line!r}"
             assert len(line) <= 1500, f"problem too long ({len(line)} characters)"
             names_field = problem.field != "" and f"'{problem.field}'" in rest

@@ -42,12 +42,17 @@ class Extension:
         :mod:`leaderboard.ranking.item_table`), which the rank bootstrap resamples.
     methodology : callable, optional
         ``methodology() -> list[str]``: Markdown lines for the track's section of the methodology page.
+    track_summary : callable, optional
+        ``track_summary(data, figures) -> list[str]``: Markdown lines added once to the track's page, after
+        the list of headline criteria and before the per-data-set sections, for views across the track's
+        data sets (a ranking per test set …); called only when the track has results.
     """
 
     track_sections: Callable[[SiteData, str, Figures], list[str]] | None = None
     submission_sections: Callable[[SiteData, str, str, Figures, Explorer], list[str]] | None = None
     item_values: Callable[[SiteData], pd.DataFrame | None] | None = None
     methodology: Callable[[], list[str]] | None = None
+    track_summary: Callable[[SiteData, Figures], list[str]] | None = None
 
 
 #: Extensions by track name.

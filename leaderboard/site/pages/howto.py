@@ -87,9 +87,11 @@ PREFERRED_EXAMPLES: tuple[str, ...] = ("minilm-l6-text",)
 
 
 def pick_example(repo_root: Path) -> tuple[Path, Submission]:
-    """Choose the example: a valid Hugging Face submission, else a preferred reference, else the first valid.
+    """Choose the example: a committed reference, else a valid Hugging Face submission, else the first valid.
 
-    Only manifests valid without a maintainer's allowances (``trust_remote_code``) are considered.
+    A reference of :data:`PREFERRED_EXAMPLES` comes first so that on an author's branch the page shows a
+    model already on the board, not the author's own unevaluated manifest (which sorts wherever its id
+    falls). Only manifests valid without a maintainer's allowances (``trust_remote_code``) are considered.
 
     Raises
     ------
@@ -104,13 +106,13 @@ def pick_example(repo_root: Path) -> tuple[Path, Submission]:
             continue
     if not valid:
         raise FileNotFoundError(f"{Path(repo_root) / 'submissions'}: no valid submission manifest to show")
-    for path, sub in valid:
-        if isinstance(sub.model, HuggingFaceModel):
-            return path, sub
     by_id = {sub.id: (path, sub) for path, sub in valid}
     for sub_id in PREFERRED_EXAMPLES:
         if sub_id in by_id:
             return by_id[sub_id]
+    for path, sub in valid:
+        if isinstance(sub.model, HuggingFaceModel):
+            return path, sub
     return valid[0]
 
 

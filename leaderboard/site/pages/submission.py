@@ -212,6 +212,11 @@ def _headline_values(data: SiteData, sub_id: str, name: str, dataset: str) -> li
     labels = [criterion_label(str(crit.at[c, "criterion"]), with_dataset=False) for c in values.index]
     cells = [fmt(v, str(crit.at[c, "metric"])) for c, v in values.items()]
     spec = track(name).headline
+    if len({c.metric for c in spec}) > 1:  # several criteria per setting: say which one a column is
+        labels = [
+            f"{esc(metric_label(str(crit.at[c, 'metric'])))} · {lab}"
+            for c, lab in zip(values.index, labels, strict=True)
+        ]
     return [
         f"Headline: {'; '.join(esc(c.label) for c in spec)}.",
         "",

@@ -5,7 +5,8 @@ per data set, its headline table (models × criteria), the ranking per criterion
 table over each of its dimensions (the other dimensions fixed at the headline setting; values in the
 order :func:`leaderboard.tracks.ordered` gives, so ``encoder.10`` follows ``encoder.2``), and the counts.
 Labels come from the registries (:class:`~evaluators.schema.Dimension` labels, metric labels). A track's
-site extension (:mod:`leaderboard.site.extensions`) may add sections per data set (figures …).
+site extension (:mod:`leaderboard.site.extensions`) may add a section across its data sets, before them,
+and sections per data set (figures …).
 Values from result rows are escaped with :mod:`leaderboard.markdown`.
 """
 
@@ -117,6 +118,8 @@ def track_page(data: SiteData, name: str, figures: Figures) -> str:
         out += ['!!! info "No results yet"', f"    No {esc(name)} run has finished yet.", ""]
         return "\n".join(out)
     ext = extension(name)
+    if ext.track_summary is not None:
+        out += ext.track_summary(data, figures)
     for dataset in sorted(res["dataset"].unique()):
         dres = res.loc[res["dataset"] == dataset]
         out += [f"## {esc(dataset)}", ""]

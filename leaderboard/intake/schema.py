@@ -1,0 +1,198 @@
+"""The manifest's schema (``submissions/<id>/submission.yaml``, SPEC §3): pydantic models, one per part.
+
+:class:`Submission` is the whole manifest; ``model`` is a tagged union of sources
+(:class:`HuggingFaceModel`, :class:`PipModel`, :class:`LocalModel`, :class:`NoWeights`,
+:class:`~leaderboard.intake.endpoints.EndpointModel`).
+Every model is ``frozen`` with ``extra="forbid"`` (an unknown key is an error). Field rules live here; the
+rules between fields are :mod:`leaderboard.intake.consistency` and the checks against the submission's
+folder :mod:`leaderboard.intake.folder_checks`, which :func:`leaderboard.intake.manifest.load_submission`
+runs in the same pass, so build a :class:`Submission` through it.
+
+Invariants
+----------
+- Importing this module imports neither the evaluators nor numpy; the registries (known adapters and
+  tracks) are read on first validation.
+
+Side effects: none.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from leaderboard.intake.consistency import adapter_capabilities, track_capabilities
+from leaderboard.intake.endpoints import EndpointModel
+from leaderboard.intake.problems import shown
+from leaderboard.reserved import RESERVED_IDS, is_reserved
+
+__all__ = [
+    "ID_PATTERN", "MODEL_SOURCES", "PIN_PATTERN", "SHA_PATTERN", "CodeEntry", "HuggingFaceModel",
+    "LocalModel", "ModelSource", "NoWeights", "PipModel", "Submission", "TokenizerOptions",
+]  # fmt: skip
+
+ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
+SHA_PATTERN = r"^[0-9a-f]{40}$"
+_PATH_PATTERN = r"^[^\x00-\x1f\x7f]*$"  # no NUL or other control characters
+PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"
+Architecture = Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
+Capability = Literal["embed", "generate"]
+Pooling = Literal["mean", "cls", "last_token", "mean_no_special"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", str_max_length=4096)
+
+
+class _ModelBase(_Strict):
+    architecture: Architecture
+    capabilities: list[Capability] = Field(min_length=1, max_length=2)
+
+
+class HuggingFaceModel(_ModelBase):
+    """Weights from the Hugging Face hub at a pinned commit (prefetched on the host)."""
+
+    source: Literal["huggingface"]
+    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", max_length=200)]
+    revision: Annotated[str, Field(pattern=SHA_PATTERN)]
+    allow_pickle: bool = False
+
+
+class PipModel(_ModelBase):
+    """Weights shipped inside a pinned pip package (unpacked on the host, never imported)."""
+
+    source: Literal["pip"]
+    package: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=200)]
+    version: Annotated[str, Field(pattern=r"^[0-9][A-Za-z0-9.+!_-]*$", max_length=64)]
+    path: Annotated[str, Field(max_length=300, pattern=_PATH_PATTERN)] = ""
+
+
+class LocalModel(_ModelBase):
+    """Weights in a folder inside the submission (tests, small models)."""
+
+    source: Literal["local"]
+    path: Annotated[str, Field(min_length=1, max_length=300, pattern=_PATH_PATTERN)]
+
+
+class NoWeights(_ModelBase):
+    """No weights at all (fingerprints, custom code that builds its model)."""
+
+    source: Literal["none"]
+
+
+ModelSource = Annotated[
+    HuggingFaceModel | PipModel | LocalModel | NoWeights | EndpointModel, Field(discriminator="source")
+]
+
+
+class CodeEntry(_Strict):
+    """The submission's own adapter class: a Python file in the submission folder and a class name."""
+
+    file: Annotated[str, Field(pattern=r"^[\w./-]+\.py$", max_length=200)]
+    object: Annotated[str, Field(pattern=r"^[A-Za-z_]\w*$", max_length=100)]
+
+
+class TokenizerOptions(_Strict):
+    """Tokenizer options: truncation length, input prefix, chat template (generative models).
+
+    ``chat_template: true`` wraps every prompt as a user message with the tokenizer's chat template.
+    """
+
+    max_length: Annotated[int, Field(ge=8, le=32768)] = 512
+    prompt_prefix: Annotated[str, Field(max_length=1000)] = ""
+    chat_template: bool = False
+
+
+class Submission(_Strict):
+    """A submission manifest, valid field by field.
+
+    The cross-field and folder checks run in :func:`leaderboard.intake.manifest.load_submission`.
+    """
+
+    id: Annotated[str, Field(pattern=ID_PATTERN)]
+    name: Annotated[str, Field(min_length=1, max_length=200)]
+    description: Annotated[str, Field(max_length=4000)] = ""
+    authors: list[Annotated[str, Field(min_length=1, max_length=200)]] = Field(min_length=1, max_length=50)
+    contact: Annotated[str, Field(min_length=3, max_length=200)]
+    license: Annotated[str, Field(min_length=1, max_length=100)]
+    url: Annotated[str, Field(pattern=r"^https?://\S+$", max_length=500)] | None = None
+    model: ModelSource
+    adapter: Annotated[str, Field(pattern=r"^[a-z_]+$")] = "transformers"
+    code: CodeEntry | None = None
+    tokenizer: TokenizerOptions = TokenizerOptions()
+    pooling: Pooling = "mean"
+    batch_size: Annotated[int, Field(ge=1, le=4096)] = 64
+    options: dict[str, str | int | float | bool] = Field(default_factory=dict, max_length=50)
+    trust_remote_code: bool = False
+    requirements: list[Annotated[str, Field(pattern=PIN_PATTERN, max_length=200)]] = Field(
+        default_factory=list, max_length=50
+    )
+    training_data: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
+    tracks: list[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]] | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _not_reserved(cls, value: str) -> str:
+        if is_reserved(value):
+            raise PydanticCustomError(
+                "manifest_reserved",
+                "{message} {fix}",
+                {
+                    "field": "id",
+                    "value": shown(value),
+                    "message": f"'id' {value!r} is reserved: the site uses it for a page or folder "
+                    f"(reserved: {', '.join(sorted(RESERVED_IDS))}).",
+                    "fix": "Choose another id (e.g. 'acme-" + value + "') and rename the folder to match.",
+                },
+            )
+        return value
+
+    @field_validator("adapter")
+    @classmethod
+    def _known_adapter(cls, value: str) -> str:
+        known = adapter_capabilities()
+        if value not in known:
+            raise ValueError(f"unknown adapter; choose one of {sorted(known)}")
+        return value
+
+    @field_validator("tracks")
+    @classmethod
+    def _known_tracks(cls, value: list[str] | None) -> list[str] | None:
+        known = track_capabilities()
+        for track in value or []:
+            if track not in known:
+                raise ValueError(f"unknown track {track!r}; choose from {sorted(known)}")
+        return value
+
+    def card(self) -> dict[str, Any]:
+        """Return the model card the site publishes (``site/data/submissions.json``): metadata, no code."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "authors": list(self.authors),
+            "contact": self.contact,
+            "license": self.license,
+            "url": self.url,
+            "description": self.description,
+            "architecture": self.model.architecture,
+            "source": self.model.model_dump(),
+            "capabilities": list(self.model.capabilities),
+            "training_data": list(self.training_data),
+            "pooling": self.pooling,
+            "tracks": self.selected_tracks(),
+        }
+
+    def selected_tracks(self) -> list[str]:
+        """Tracks to run: the declared ones, else every track the model's capabilities allow."""
+        if self.tracks is not None:
+            return list(self.tracks)
+        return [t for t, cap in track_capabilities().items() if cap in self.model.capabilities]
+
+
+#: The model class of each ``model.source`` (the tags of :data:`ModelSource`).
+MODEL_SOURCES: dict[str, type[BaseModel]] = {
+    "huggingface": HuggingFaceModel, "pip": PipModel, "local": LocalModel, "none": NoWeights,
+    "endpoint": EndpointModel,
+}  # fmt: skip

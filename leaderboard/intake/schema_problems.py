@@ -1,0 +1,195 @@
+"""Schema errors as problems, and the fields that passed: what pydantic found, in the manifest's terms.
+
+:func:`schema_problem` turns one pydantic error of :class:`~leaderboard.intake.schema.Submission` into a
+:class:`~leaderboard.intake.problems.Problem` that names the YAML path, the value and a fix (an unknown key
+gets the closest field name of its own mapping: "Did you mean 'revision'?"). :func:`usable_fields` returns
+the fields that passed, validated one by one, so that the checks after the schema run on them in the same
+pass (:func:`leaderboard.intake.manifest.load_submission`).
+
+Side effects: none.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from typing import Annotated, Any, get_args
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from leaderboard.intake.endpoints import ENDPOINT_FIXES
+from leaderboard.intake.problems import Problem, safe_text, shown
+from leaderboard.intake.schema import MODEL_SOURCES, Submission, TokenizerOptions
+
+__all__ = ["schema_problem", "usable_fields"]
+
+#: Top-level fields and ``model`` fields the checks after the schema read (see :func:`usable_fields`).
+_TOP_FIELDS = ("id", "adapter", "code", "tracks", "trust_remote_code", "model")
+_MODEL_FIELDS = ("architecture", "capabilities", "allow_pickle", "path")
+
+# Fixes shown after the message, by the last field name of the error location.
+_FIXES: dict[str, str] = {
+    "revision": 'Copy the full 40-character commit SHA from the model\'s "Files and versions" page on '
+    "Hugging Face (a branch name like 'main' moves; a commit does not).",
+    "id": "Use lowercase letters, digits and '-', 1-64 characters, equal to the submission's folder name.",
+    # Full paths win over the last field name: model.id is a hub repository, not the submission id.
+    "model.id": "Give the Hugging Face repository as 'org/name', as in its URL.",
+    "model.path": "Give a folder path relative to the package (pip) or to the submission folder (local).",
+    "architecture": "Use one of: encoder, decoder, encoder-decoder, non-neural.",
+    "capabilities": "List what the model can do: 'embed' (embedding tracks) and/or 'generate'.",
+    "requirements": "Pin each extra requirement exactly, as 'package==1.2.3'.",
+    "version": "Pin the package to an exact release, e.g. '0.1.0'.",
+    "source": "Use one of: huggingface (id, revision), pip (package, version, path), local (path), none, "
+    "endpoint (url, model, max_requests).",
+    **ENDPOINT_FIXES,
+    "pooling": "Use one of: mean, cls, last_token, mean_no_special.",
+    "adapter": "Use 'transformers' for Hugging Face models, 'custom' with a 'code' entry for your own class.",
+    "contact": "Give an e-mail address or a URL where maintainers can reach you.",
+    "path": "Use a relative path of printable characters, e.g. 'weights' (a folder inside the submission or "
+    "the package).",
+}
+
+
+def _loc(loc: Iterable[Any]) -> str:
+    # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
+    # from the document: a line break or tab in one shows as '?', like any other control character.
+    parts = [safe_text(p, 60) for p in loc if p not in MODEL_SOURCES]
+    return ".".join(parts) or "(top level)"
+
+
+def schema_problem(file: str, error: Mapping[str, Any]) -> Problem:
+    """Turn one pydantic error of :class:`Submission` into a :class:`Problem` (field, value, fix)."""
+    loc = _loc(error["loc"])
+    last = next((p for p in reversed(loc.split(".")) if not p.isdigit()), loc)
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    if kind == "manifest_reserved":  # it names field, value and fix
+        return Problem(file, ctx["field"], ctx["value"], ctx["message"], ctx["fix"], "schema")
+    if kind == "extra_forbidden":
+        return Problem(
+            file, loc, shown(error.get("input")), f"unknown key '{loc}'.", _spelling(error["loc"]), "schema"
+        )
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        # The tagged union of model sources: name the tag field, not the whole 'model' mapping.
+        tag_field = f"{loc}.{str(ctx.get('discriminator', 'source')).strip(chr(39))}"
+        if kind == "union_tag_not_found":
+            message = f"'{tag_field}' is required but missing."
+            return Problem(file, tag_field, "", message, _FIXES["source"], "schema")
+        tag = shown(ctx.get("tag"))
+        message = f"'{tag_field}' must be one of {ctx.get('expected_tags')}, got {tag}."
+        return Problem(file, tag_field, tag, message, _FIXES["source"], "schema")
+    fix = _FIXES.get(loc) or _FIXES.get(last, "")
+    if kind == "missing":
+        fix = fix or "Add it (see submissions/README.md for every field)."
+        return Problem(file, loc, "", f"'{loc}' is required but missing.", fix, "schema")
+    # Messages can quote the input (pydantic does for some types): one clipped, printable line.
+    message = safe_text(error["msg"].removeprefix("Value error, "), 300)
+    if not error["loc"]:  # another whole-model error; the offending value would be the whole manifest
+        return Problem(file, "", "", message, "", "consistency")
+    value = shown(error.get("input"))
+    return Problem(file, loc, value, f"'{loc}' {message}, got {value}.", fix, "schema")
+
+
+def _model_classes(annotation: Any) -> list[type[BaseModel]]:
+    """Return the pydantic models an annotation admits (``CodeEntry | None`` → ``[CodeEntry]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [cls for arg in get_args(annotation) for cls in _model_classes(arg)]
+
+
+def _keys_at(loc: Sequence[Any]) -> list[str]:
+    """Return the field names of the mapping holding the key at ``loc`` (pydantic's, tags included)."""
+    owner: type[BaseModel] = Submission
+    parts = list(loc[:-1])
+    while parts:
+        part = parts.pop(0)
+        if part not in owner.model_fields:
+            return []
+        classes = _model_classes(owner.model_fields[part].annotation)
+        if len(classes) > 1 and parts and parts[0] in MODEL_SOURCES:  # the tagged union of sources
+            classes = [MODEL_SOURCES[parts.pop(0)]]
+        if len(classes) != 1:
+            return []
+        owner = classes[0]
+    return list(owner.model_fields)
+
+
+def _spelling(loc: Sequence[Any]) -> str:
+    """Return the fix of an unknown key: the closest field name of the same mapping, if one is close."""
+    fix = "Remove it or fix its spelling (see submissions/README.md)."
+    close = difflib.get_close_matches(str(loc[-1]), _keys_at(loc), n=1, cutoff=0.6) if loc else []
+    if not close:
+        return fix
+    return f"Remove it or fix its spelling: did you mean '{close[0]}'? (see submissions/README.md)"
+
+
+class _Unknown(Exception):
+    """A field that is missing without a default, or not valid on its own."""
+
+
+@cache
+def _adapter(owner: type[BaseModel], name: str) -> TypeAdapter:
+    info = owner.model_fields[name]
+    return TypeAdapter(Annotated[info.annotation, info])
+
+
+def _value(owner: type[BaseModel], raw: Any, name: str) -> Any:
+    """Return the value pydantic gives field ``name`` of ``owner`` from mapping ``raw`` (or its default)."""
+    info = owner.model_fields[name]
+    if not isinstance(raw, Mapping):
+        raise _Unknown
+    if name not in raw:
+        if info.is_required():
+            raise _Unknown
+        return info.get_default(call_default_factory=True)
+    try:
+        return _adapter(owner, name).validate_python(raw[name])
+    except ValidationError:
+        raise _Unknown from None
+
+
+def usable_fields(data: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Return the fields the later checks read that passed the schema, by YAML path, validated.
+
+    Parameters
+    ----------
+    data : mapping
+        The manifest as parsed (a mapping).
+    errors : iterable of mapping
+        pydantic's errors of validating ``data`` as a :class:`Submission` (none when it passed).
+
+    Returns
+    -------
+    dict of str to Any
+        ``id``, ``adapter``, ``code``, ``tracks``, ``trust_remote_code``, ``model``,
+        ``tokenizer.chat_template``, ``model.source``, ``model.architecture``, ``model.capabilities``,
+        ``model.allow_pickle``, ``model.path`` — each only when neither it, nor a field inside it, nor a
+        mapping above it has an error (defaults for fields left out), so a check never reads a value the
+        schema refused; ``fields_set``: the top-level keys given.
+    """
+    bad = [tuple(str(p) for p in e["loc"] if p not in MODEL_SOURCES) for e in errors if e["loc"]]
+
+    def clean(*path: str) -> bool:
+        return not any(b[: len(path)] == path or path[: len(b)] == b for b in bad)
+
+    known: dict[str, Any] = {"fields_set": frozenset(str(k) for k in data)}
+
+    def take(key: str, owner: type[BaseModel], raw: Any, name: str) -> None:
+        if clean(*key.split(".")):
+            try:
+                known[key] = _value(owner, raw, name)
+            except _Unknown:
+                pass
+
+    for name in _TOP_FIELDS:
+        take(name, Submission, data, name)
+    take("tokenizer.chat_template", TokenizerOptions, data.get("tokenizer", {}), "chat_template")
+    model = data.get("model")
+    source = model.get("source") if isinstance(model, Mapping) else None
+    if isinstance(source, str) and source in MODEL_SOURCES and clean("model", "source"):
+        known["model.source"] = source
+        for name in _MODEL_FIELDS:
+            if name in MODEL_SOURCES[source].model_fields:
+                take(f"model.{name}", MODEL_SOURCES[source], model, name)
+    return known
