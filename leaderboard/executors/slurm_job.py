@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
+import subprocess
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -255,6 +257,9 @@ def run_one(args, *, repo_root: Path, environ: Mapping[str, str]) -> int:
     from leaderboard.settings import Settings
     from leaderboard.store import ResultStore
 
+    # scancel and the time limit send SIGTERM: unwind (the runner's ``finally`` removes the container,
+    # unmounts the job's /out and deletes its folder) instead of dying with them left behind.
+    signal.signal(signal.SIGTERM, _exit_on_signal)
     allocation = SlurmAllocation.from_environment(environ)
     state_dir = Path(args.state_dir)
     settings = Settings.from_environment(repo_root=repo_root, state_dir=state_dir, environ=environ)
@@ -267,6 +272,9 @@ def run_one(args, *, repo_root: Path, environ: Mapping[str, str]) -> int:
         if client is None:
             print(f"chemrobust: error: no Docker engine answers on node {allocation.node}", file=sys.stderr)
             return 1
+        swept = sweep_orphan_containers(client, active_slurm_jobs())
+        if swept:
+            print(f"chemrobust: removed {len(swept)} container(s) of ended Slurm jobs: {', '.join(swept)}")
         runner = DockerRunner(
             client,
             owner=f"slurm-job-{allocation.job_id}",
@@ -308,3 +316,56 @@ def run_one(args, *, repo_root: Path, environ: Mapping[str, str]) -> int:
         return 1
     status = evaluator.attempt(job, label, Summary())
     return 0 if status in ("computed", "reused") else 1
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def active_slurm_jobs() -> set[str] | None:
+    """Return the ids of the jobs Slurm still knows as pending or running; None when ``squeue`` fails.
+
+    ``squeue`` rather than ``sacct``: accounting is often absent, and only live jobs matter here.
+    """
+    try:
+        done = subprocess.run(
+            ["squeue", "-h", "-o", "%i %T"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode != 0:
+        return None
+    alive = {"PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "RESIZING", "STOPPED"}
+    rows = (line.split() for line in done.stdout.splitlines())
+    return {row[0] for row in rows if len(row) == 2 and row[1] in alive}
+
+
+def sweep_orphan_containers(client, active: set[str] | None) -> list[str]:
+    """Remove this node's job containers (``chemrobust-slurm-<job id>``) whose Slurm job has ended.
+
+    A job whose node failed never ran its clean-up trap; its container would outlive it. Every job
+    sweeps its node before it starts its own container.
+
+    Parameters
+    ----------
+    client : docker.DockerClient
+        The node's Docker engine.
+    active : set of str or None
+        Ids of the jobs still pending or running (:func:`active_slurm_jobs`). None (Slurm did not answer)
+        removes nothing: a container is never removed on a guess.
+
+    Returns
+    -------
+    list of str
+        Names of the containers removed.
+    """
+    if active is None:
+        return []
+    removed = []
+    for container in client.containers.list(all=True, filters={"name": CONTAINER_PREFIX}):
+        job_id = container.name.removeprefix(CONTAINER_PREFIX)
+        if not container.name.startswith(CONTAINER_PREFIX) or not job_id.isdigit() or job_id in active:
+            continue
+        container.remove(force=True)
+        removed.append(container.name)
+    return removed

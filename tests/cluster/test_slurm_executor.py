@@ -8,7 +8,9 @@ other execution tests, ``tests/execution/_state.py``). Not skipped in CI (``CI``
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,9 +21,14 @@ import pandas as pd
 import pytest
 
 from leaderboard.execution.evaluate import Summary
+from leaderboard.execution.outfs import mounts_below
 from leaderboard.executors.slurm import queued_jobs
 from leaderboard.executors.slurm_job import CONTAINER_PREFIX, JOB_TAG
+from leaderboard.intake.manifest import load_submission
+from leaderboard.site.exports import read_results
+from leaderboard.site.publish import publish
 from leaderboard.store import ResultStore
+from tests._mkdocs import copy_mkdocs_config
 from tests.cluster._helpers import ROOT, evaluator, slurm, submissions
 from tests.execution._amore_expected import REFERENCE
 from tests.execution._state import shared_state
@@ -44,11 +51,15 @@ def test_same_results_as_local_one_gpu_per_job(
     local = evaluator(state, local_store, subs, lines.append).run(None, DATASETS)
     assert (local.computed, local.failed) == (2, []), "\n".join(lines[-30:])
 
+    # A container left by a job whose node failed (its trap never ran): the next job on the node removes it.
+    image = docker_client.images.list(filters={"reference": "chemrobust/*"})[0]
+    orphan = docker_client.containers.create(image.id, ["sleep", "600"], name=f"{CONTAINER_PREFIX}99999999")
     store = ResultStore(tracking_server.uri, experiment=experiment)
     t0 = time.perf_counter()
     summary = slurm().run(evaluator(state, store, subs, lines.append), None, DATASETS)
     wall = time.perf_counter() - t0
     assert (summary.computed, summary.failed) == (2, []), "\n".join(lines[-40:])
+    assert docker_client.containers.list(all=True, filters={"id": orphan.id}) == []
     print(f"2 Slurm jobs: {wall:.1f} s wall; local executor {local.seconds:.1f} s")
 
     local_results, _ = local_store.export()
@@ -66,10 +77,34 @@ def test_same_results_as_local_one_gpu_per_job(
     # The container had the job's allocation, not the sandbox defaults (1 CPU, 2 GB).
     for run in found:
         assert '"cpus":1.0' in run.data.tags["sandbox"] and '"memory":"2048m"' in run.data.tags["sandbox"]
+    # The site builds from the server's runs (what `evaluate --executor slurm` does at its end) and publishes
+    # the same results as one built from the local executor's store.
+    server_store = ResultStore(tracking_server.uri, experiment=experiment)
+    server_public = _publish(server_store, subs, tmp_path / "server")
+    local_public = _publish(local_store, subs, tmp_path / "local")
+    server_site, local_site = tmp_path / "server" / "site", tmp_path / "local" / "site"
+    pd.testing.assert_frame_equal(_sorted(read_results(server_site)), _sorted(read_results(local_site)))
+    assert {r["submission"] for r in json.loads((server_site / "data" / "runs.json").read_text())} == {
+        REFERENCE, "char-ngram-baseline"
+    }
+    for public in (server_public, local_public):
+        page = (public / "index.html").read_text(encoding="utf-8")
+        assert "char-ngram-baseline" in page and REFERENCE in page
     # Run again: everything is in the store, nothing is submitted.
     lines.clear()
     again = slurm().run(evaluator(state, store, subs, lines.append), None, DATASETS)
     assert (again.computed, again.reused) == (0, 2) and not any("submitted" in line for line in lines)
+
+
+def _publish(store: ResultStore, subs, root) -> object:
+    """Merge ``store`` into an empty board in a repository copy at ``root``, build it; return ``public/``."""
+    copy_mkdocs_config(root)
+    skip = shutil.ignore_patterns("data", "submissions", "*.md", "vendor")
+    shutil.copytree(ROOT / "site", root / "site", ignore=skip)
+    cards = [load_submission(path).card() for path in sorted(subs.glob("*/submission.yaml"))]
+    done = publish(store, cards, root / "site", repo_root=root, cache_dir=root / "cache", echo=print)
+    assert done.public is not None
+    return done.public
 
 
 def test_failing_job_reported_other_succeeds(
@@ -119,6 +154,8 @@ def test_scancel_leaves_no_container(local_slurm, tracking_server, experiment, d
     assert not thread.is_alive()
     gone_s = time.monotonic() - t0
     assert docker_client.containers.list(all=True, filters={"name": container.name}) == []
+    # run-one unwound on SIGTERM: the job's /out filesystem is unmounted and its folder deleted.
+    assert mounts_below(state / "slurm-jobs") == [] and list((state / "slurm-jobs").iterdir()) == []
     print(f"scancel → container removed and job accounted for in {gone_s:.1f} s")
     summary: Summary = box["summary"]
     assert summary.computed == 0 and len(summary.failed) == 1
