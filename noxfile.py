@@ -138,6 +138,13 @@ def bench(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard.tools.bench", *session.posargs, env=_env())
 
 
+@nox.session(name="bench-scale", python=PYTHON)
+def bench_scale(session: nox.Session) -> None:
+    """``--executor slurm`` throughput on this machine's single-node Slurm: 1 vs 2 jobs at a time (root)."""
+    install(session)
+    session.run("python", "-m", "leaderboard.tools.bench_scale", *session.posargs, env=_env())
+
+
 @nox.session(name="bench-downstream", python=PYTHON)
 def bench_downstream(session: nox.Session) -> None:
     """T2 speed: the container side against the model's embed call, the host's probes, and a T1 run."""

@@ -198,3 +198,25 @@ def test_restarted_orchestrator_does_not_resubmit(local_slurm, tracking_server, 
     assert box["summary"].computed == 1, "\n".join(lines[-30:])
     assert [r.info.status for r in store.runs_tagged(JOB_TAG, job_id)] == ["FINISHED"]
     assert len(list((state / "slurm").glob("*.sbatch"))) == 1
+
+
+def test_cli_evaluate_with_the_slurm_executor(
+    local_slurm, tracking_server, experiment, docker_client, tmp_path
+):
+    """What a maintainer types (`nox -s evaluate -- --executor slurm …`), defaults from a TOML file."""
+    state = shared_state(tmp_path / "state")
+    conf = tmp_path / "slurm.toml"
+    conf.write_text('[slurm]\ngpus_per_job = 1\ncpus_per_job = 1\nmem_per_job = "2G"\npoll_s = 0.5\n')
+    command = [sys.executable, "-m", "leaderboard", "--state-dir", str(state), "evaluate",
+               "--executor", "slurm", "--slurm-config", str(conf), "--runner", "docker", "--gpu", "off",
+               "--limit", "20", "--no-site", "--submission", REFERENCE,
+               "--dataset", "datamol-default"]  # fmt: skip
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "submitted as Slurm job" in done.stdout and "1 computed" in done.stdout, done.stdout[-2000:]
+    store = ResultStore(tracking_server.uri, experiment=experiment)
+    found = store.client.search_runs([store.experiment_id])
+    assert [r.info.status for r in found] == ["FINISHED"]
+    assert found[0].data.tags["slurm.cuda_visible_devices"] in {"0", "1"}
+    assert '"cpus":1.0' in found[0].data.tags["sandbox"]
