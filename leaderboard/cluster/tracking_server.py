@@ -86,7 +86,18 @@ def ensure_postgres(database: str = DEFAULT_DATABASE, *, log: Log = print) -> tu
     t0 = time.perf_counter()
     clusters = _run(["pg_lsclusters", "-h"]).stdout.split()
     if len(clusters) < 4:
-        raise ServiceError("no PostgreSQL cluster found (pg_lsclusters is empty); reinstall postgresql")
+        # The package makes a cluster when it is installed, unless create_main_cluster is off: make one.
+        found = Path("/usr/lib/postgresql").glob("*")
+        versions = sorted((p.name for p in found if p.name.isdigit()), key=int)
+        if not versions:
+            raise ServiceError("PostgreSQL's server is not installed (/usr/lib/postgresql is empty)")
+        made = _run(["pg_createcluster", versions[-1], "main"])
+        if made.returncode != 0:
+            raise ServiceError(f"pg_createcluster {versions[-1]} main failed: {made.stderr.strip()}")
+        log(f"PostgreSQL: created cluster {versions[-1]}/main")
+        clusters = _run(["pg_lsclusters", "-h"]).stdout.split()
+        if len(clusters) < 4:
+            raise ServiceError("no PostgreSQL cluster after pg_createcluster (pg_lsclusters is empty)")
     version, name, port, status = clusters[:4]
     if status != "online":
         started = _run(["pg_ctlcluster", version, name, "start"])
