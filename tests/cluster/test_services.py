@@ -10,7 +10,6 @@ import pytest
 from leaderboard.cluster.local_slurm import ensure_local_slurm
 from leaderboard.cluster.tracking_server import ensure_tracking_server
 from leaderboard.store import ResultStore
-from tests.cluster.conftest import TEST_PORT
 from tests.execution._state import cache_root
 
 pytestmark = pytest.mark.cluster
@@ -19,8 +18,9 @@ pytestmark = pytest.mark.cluster
 def test_bring_up_is_idempotent(local_slurm, tracking_server):
     again = ensure_local_slurm(gpus=2, log=print)
     assert again.reused and again.gpus == 2
+    port = int(tracking_server.uri.rsplit(":", 1)[1])
     server = ensure_tracking_server(
-        cache_root() / "cluster", port=TEST_PORT, database="chemrobust_tests", log=print
+        cache_root() / "cluster", port=port, database="chemrobust_tests", log=print
     )
     assert server.reused and server.uri == tracking_server.uri
     assert server.backend.startswith("postgresql+psycopg2://chemrobust:***@127.0.0.1:")
