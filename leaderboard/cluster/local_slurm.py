@@ -57,7 +57,8 @@ class LocalSlurm:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+def run_command(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
+    """Run ``cmd`` and return its outcome, output captured as text; never raises for a non-zero exit."""
     return subprocess.run(cmd, capture_output=True, text=True, check=False, **kwargs)
 
 
@@ -84,7 +85,7 @@ def install_missing(packages: dict[str, str], *, log: Log = print) -> list[str]:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "--no-install-recommends",
                                                 *missing]):  # fmt: skip
-        done = _run(cmd, env=env)
+        done = run_command(cmd, env=env)
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).splitlines()[-10:])
             raise ServiceError(f"{' '.join(cmd)} failed:\n{tail}")
@@ -161,13 +162,13 @@ def _write_ours(path: Path, text: str) -> bool:
 
 def munge_works() -> bool:
     """Tell whether ``munge -n | unmunge`` round-trips a credential (munged is up, with a key)."""
-    encoded = _run(["munge", "-n"])
-    return encoded.returncode == 0 and _run(["unmunge"], input=encoded.stdout).returncode == 0
+    encoded = run_command(["munge", "-n"])
+    return encoded.returncode == 0 and run_command(["unmunge"], input=encoded.stdout).returncode == 0
 
 
 def node_state() -> str:
     """Return the node's state from ``sinfo`` (``idle``, ``mix``, ``down*`` …; empty: no answer)."""
-    done = _run(["sinfo", "-h", "-n", "localhost", "-o", "%t"], timeout=10)
+    done = run_command(["sinfo", "-h", "-n", "localhost", "-o", "%t"], timeout=10)
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
@@ -223,7 +224,7 @@ def ensure_local_slurm(*, gpus: int = 2, log: Log = print) -> LocalSlurm:
     if not munge_works():
         Path("/run/munge").mkdir(parents=True, exist_ok=True)
         shutil.chown("/run/munge", "munge")
-        started = _run(["runuser", "-u", "munge", "--", "/usr/sbin/munged"])
+        started = run_command(["runuser", "-u", "munge", "--", "/usr/sbin/munged"])
         if started.returncode != 0:
             raise ServiceError(f"munged did not start: {started.stderr.strip()}")
         _wait(munge_works, 10, "munged", "/var/log/munge/munged.log")
@@ -236,18 +237,18 @@ def ensure_local_slurm(*, gpus: int = 2, log: Log = print) -> LocalSlurm:
             _stop(daemon, Path(pidfile))
         for daemon in ("slurmctld", "slurmd"):
             Path(f"/var/lib/slurm/{daemon}").mkdir(parents=True, exist_ok=True)
-        started = _run(["slurmctld"])
+        started = run_command(["slurmctld"])
         if started.returncode != 0:
             raise ServiceError(f"slurmctld did not start: {started.stderr.strip()} (/var/log/slurmctld.log)")
-        _wait(lambda: _run(["scontrol", "ping"]).stdout.count("UP") > 0, 20, "slurmctld",
+        _wait(lambda: run_command(["scontrol", "ping"]).stdout.count("UP") > 0, 20, "slurmctld",
               "/var/log/slurmctld.log")  # fmt: skip
         timings["slurmctld"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        started = _run(["slurmd", "-N", "localhost"])
+        started = run_command(["slurmd", "-N", "localhost"])
         if started.returncode != 0:
             raise ServiceError(f"slurmd did not start: {started.stderr.strip()} (/var/log/slurmd.log)")
         # A node that went down with an earlier controller comes back only when told to.
-        _run(["scontrol", "update", "nodename=localhost", "state=resume"])
+        run_command(["scontrol", "update", "nodename=localhost", "state=resume"])
         _wait(lambda: node_state().rstrip("*") in {"idle", "mix", "alloc"}, 30, "slurmd (node idle)",
               "/var/log/slurmd.log")  # fmt: skip
         timings["slurmd"] = time.perf_counter() - t0

@@ -26,7 +26,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from leaderboard.cluster.local_slurm import Log, ServiceError, install_missing
+from leaderboard.cluster.local_slurm import Log, ServiceError, install_missing, run_command
 
 HOST = "127.0.0.1"
 DEFAULT_PORT = 5055
@@ -60,12 +60,9 @@ class TrackingServer:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _run(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, capture_output=True, text=True, check=False, **kwargs)
-
-
 def _psql(sql: str, database: str = "postgres") -> subprocess.CompletedProcess:
-    return _run(["runuser", "-u", "postgres", "--", "psql", "-v", "ON_ERROR_STOP=1", "-tAc", sql, database])
+    psql = ["runuser", "-u", "postgres", "--", "psql", "-v", "ON_ERROR_STOP=1", "-tAc", sql, database]
+    return run_command(psql)
 
 
 def ensure_postgres(database: str = DEFAULT_DATABASE, *, log: Log = print) -> tuple[str, dict[str, float]]:
@@ -84,23 +81,23 @@ def ensure_postgres(database: str = DEFAULT_DATABASE, *, log: Log = print) -> tu
     install_missing({"pg_ctlcluster": "postgresql"}, log=log)
     timings["install"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    clusters = _run(["pg_lsclusters", "-h"]).stdout.split()
+    clusters = run_command(["pg_lsclusters", "-h"]).stdout.split()
     if len(clusters) < 4:
         # The package makes a cluster when it is installed, unless create_main_cluster is off: make one.
         found = Path("/usr/lib/postgresql").glob("*")
         versions = sorted((p.name for p in found if p.name.isdigit()), key=int)
         if not versions:
             raise ServiceError("PostgreSQL's server is not installed (/usr/lib/postgresql is empty)")
-        made = _run(["pg_createcluster", versions[-1], "main"])
+        made = run_command(["pg_createcluster", versions[-1], "main"])
         if made.returncode != 0:
             raise ServiceError(f"pg_createcluster {versions[-1]} main failed: {made.stderr.strip()}")
         log(f"PostgreSQL: created cluster {versions[-1]}/main")
-        clusters = _run(["pg_lsclusters", "-h"]).stdout.split()
+        clusters = run_command(["pg_lsclusters", "-h"]).stdout.split()
         if len(clusters) < 4:
             raise ServiceError("no PostgreSQL cluster after pg_createcluster (pg_lsclusters is empty)")
     version, name, port, status = clusters[:4]
     if status != "online":
-        started = _run(["pg_ctlcluster", version, name, "start"])
+        started = run_command(["pg_ctlcluster", version, name, "start"])
         if started.returncode != 0:
             raise ServiceError(f"pg_ctlcluster {version} {name} start failed: {started.stderr.strip()}")
     timings["postgres"] = time.perf_counter() - t0
@@ -118,11 +115,11 @@ def ensure_driver(python: str = sys.executable, *, lock: Path | None = None, log
 
     ``lock`` (default ``leaderboard/requirements.lock``) pins the version.
     """
-    if _run([python, "-c", "import psycopg2"]).returncode == 0:
+    if run_command([python, "-c", "import psycopg2"]).returncode == 0:
         return False
     lock = lock or Path(__file__).resolve().parents[1] / "requirements.lock"
     log(f"installing {DRIVER} (pip, pinned by {lock.name})")
-    done = _run([python, "-m", "pip", "install", "-q", "-c", str(lock), DRIVER])
+    done = run_command([python, "-m", "pip", "install", "-q", "-c", str(lock), DRIVER])
     if done.returncode != 0:
         raise ServiceError(f"pip install {DRIVER} failed: {done.stderr.strip()[-500:]}")
     return True
