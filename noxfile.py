@@ -83,6 +83,17 @@ def evaluate(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard", "evaluate", *session.posargs, env=_env())
 
 
+@nox.session(name="tracking-server", python=PYTHON)
+def tracking_server(session: nox.Session) -> None:
+    """Start (or reuse) PostgreSQL and a shared MLflow server for ``--executor slurm`` (README: cluster).
+
+    Prints the ``MLFLOW_TRACKING_URI`` to export; ``-- --port P --database D`` choose others. Needs root the
+    first time (installs and starts PostgreSQL).
+    """
+    install(session, "mlflow", "psycopg2-binary")
+    session.run("python", "-m", "leaderboard.cluster.tracking_server", *session.posargs, env=_env())
+
+
 #: What ``python -m leaderboard site`` imports (no torch, transformers or FAISS): the Pages workflow runs
 #: ``nox -s site`` on a bare runner, so it installs only these (pinned by the lock).
 SITE_PACKAGES = ("docker", "mkdocs-material", "mlflow", "numpy", "pandas", "plotly", "pyarrow", "pydantic",
@@ -125,6 +136,13 @@ def bench(session: nox.Session) -> None:
     """
     install(session)
     session.run("python", "-m", "leaderboard.tools.bench", *session.posargs, env=_env())
+
+
+@nox.session(name="bench-scale", python=PYTHON)
+def bench_scale(session: nox.Session) -> None:
+    """``--executor slurm`` throughput on this machine's single-node Slurm: 1 vs 2 jobs at a time (root)."""
+    install(session)
+    session.run("python", "-m", "leaderboard.tools.bench_scale", *session.posargs, env=_env())
 
 
 @nox.session(name="bench-downstream", python=PYTHON)

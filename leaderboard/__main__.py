@@ -181,7 +181,10 @@ def _store(state_dir: Path):
     from leaderboard.store import ResultStore
 
     state_dir.mkdir(parents=True, exist_ok=True)
-    return ResultStore(_settings(state_dir).mlflow_uri(), artifact_root=state_dir / "mlartifacts")
+    settings = _settings(state_dir)
+    return ResultStore(
+        settings.mlflow_uri(), artifact_root=settings.artifact_root(), experiment=settings.experiment
+    )
 
 
 def _cards() -> list[dict]:
@@ -259,7 +262,7 @@ def _retire(args: argparse.Namespace) -> int:
 
 def _import_results(args: argparse.Namespace) -> int:
     """``import-results``: fill the tracking store from the committed record (:mod:`leaderboard.restore`)."""
-    from leaderboard.execution.evaluate import git_commit
+    from leaderboard.execution.job_inputs import git_commit
     from leaderboard.restore import import_results
 
     try:
@@ -327,6 +330,13 @@ def _evaluate(args: argparse.Namespace) -> int:
         if not ids:
             _say(f"pull-request summary: {_write_pr_summary(state_dir, changes, [])}")
             return 0
+    from leaderboard.executors import EXECUTORS, ExecutorError
+
+    try:
+        executor = EXECUTORS.get(args.executor).from_arguments(args, settings)
+    except ValueError as exc:  # a bad site defaults file or option: file, field and value named
+        _say(f"error: {exc}", error=True)
+        return 2
     try:
         evaluator = Evaluator(
             REPO_ROOT,
@@ -340,8 +350,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             settings=settings,
             progress_stream=sys.stdout,
         )
-        summary = evaluator.run(ids, args.dataset or list(DEFAULT_DATASETS))
-    except EvaluationLockedError as exc:
+        summary = executor.run(evaluator, ids, args.dataset or list(DEFAULT_DATASETS))
+    except (EvaluationLockedError, ExecutorError) as exc:
         _say(f"error: {exc}", error=True)
         return 2
     _say(summary.line())
@@ -394,6 +404,17 @@ def main(argv: list[str] | None = None) -> int:
         "runs on the sets that serve it)",
     )
     ev.add_argument("--runner", choices=["auto", "docker", "in-process"], default="auto")
+    from leaderboard.executors import EXECUTORS
+
+    ev.add_argument(
+        "--executor",
+        choices=EXECUTORS.names(),
+        default="local",
+        help="what runs the jobs: local (here, one after another) or slurm (one Slurm job each; needs "
+        "MLFLOW_TRACKING_URI=http://… — README: 'Running on a cluster')",
+    )
+    for name in EXECUTORS.names():
+        EXECUTORS.get(name).add_arguments(ev)
     ev.add_argument("--gpu", choices=["auto", "on", "off"], default="auto")
     ev.add_argument(
         "--base-image", help="base image of submission images (default python:3.11-slim-bookworm)"
@@ -432,7 +453,19 @@ def main(argv: list[str] | None = None) -> int:
         help="import the committed site/data/ into the tracking store (MLFLOW_TRACKING_URI or .state/): "
         "a fresh machine's MLflow then holds the whole board and reuses its results",
     )
+    one = sub.add_parser("run-one", help="inside a Slurm job: evaluate one (submission, track, data set)")
+    for option in ("--submission", "--track", "--dataset", "--submissions-dir", "--experiment-id",
+                   "--expect-key", "--base-image", "--options-json", "--limits-json"):  # fmt: skip
+        one.add_argument(option, required=True)
+    one.add_argument("--runner", choices=["docker", "in-process"], required=True)
+    one.add_argument("--gpu", choices=["on", "off"], required=True)
     args = parser.parse_args(argv)
+    if args.command == "run-one":
+        import os
+
+        from leaderboard.executors.slurm_job import run_one
+
+        return run_one(args, repo_root=REPO_ROOT, environ=os.environ)
     if args.command == "validate":
         return _validate(args)
     if args.command == "evaluate":

@@ -9,6 +9,8 @@ variable                           meaning
 =================================  =====================================================================
 ``CHEMROBUST_DATA_DIR``            local mirror of the data sets (``<dir>/<set>/<file>``), checked first
 ``MLFLOW_TRACKING_URI``            the MLflow store (default ``sqlite:///<state>/mlflow.db``)
+``MLFLOW_EXPERIMENT_NAME``         the experiment results go to (default ``chemrobust``)
+``CHEMROBUST_SLURM_CONFIG``        TOML file of a site's Slurm defaults (``--executor slurm``)
 ``CHEMROBUST_ALLOW_REMOTE_CODE``   comma-separated submission ids allowed ``trust_remote_code``
 ``CHEMROBUST_ALLOW_PICKLE``        comma-separated submission ids whose pickled weights may be fetched
 ``HF_ENDPOINT``                    Hugging Face hub address (a mirror, or a local test server)
@@ -43,6 +45,10 @@ class Settings:
         Submission ids a maintainer allowed ``trust_remote_code`` / pickled weights.
     hf_endpoint : str or None
         Hugging Face hub address (``HF_ENDPOINT``); ``None`` for the public hub.
+    experiment : str
+        MLflow experiment of the results (``MLFLOW_EXPERIMENT_NAME``).
+    slurm_config : pathlib.Path or None
+        A site's Slurm defaults (``CHEMROBUST_SLURM_CONFIG``), read by ``--executor slurm``.
     """
 
     repo_root: Path
@@ -52,6 +58,8 @@ class Settings:
     allow_remote_code: frozenset[str] = field(default_factory=frozenset)
     allow_pickle: frozenset[str] = field(default_factory=frozenset)
     hf_endpoint: str | None = None
+    experiment: str = "chemrobust"
+    slurm_config: Path | None = None
 
     @classmethod
     def from_environment(
@@ -76,8 +84,15 @@ class Settings:
             allow_remote_code=_ids(env.get("CHEMROBUST_ALLOW_REMOTE_CODE")),
             allow_pickle=_ids(env.get("CHEMROBUST_ALLOW_PICKLE")),
             hf_endpoint=env.get("HF_ENDPOINT") or None,
+            experiment=env.get("MLFLOW_EXPERIMENT_NAME") or "chemrobust",
+            slurm_config=Path(env["CHEMROBUST_SLURM_CONFIG"]) if env.get("CHEMROBUST_SLURM_CONFIG") else None,
         )
 
     def mlflow_uri(self) -> str:
         """Return the tracking URI: :attr:`tracking_uri`, else ``sqlite:///<state_dir>/mlflow.db``."""
         return self.tracking_uri or f"sqlite:///{(self.state_dir / 'mlflow.db').resolve()}"
+
+    def artifact_root(self) -> Path | None:
+        """Where new experiments keep artifacts: ``<state>/mlartifacts``; ``None`` (the server's) on HTTP."""
+        remote = self.mlflow_uri().startswith(("http://", "https://"))
+        return None if remote else self.state_dir / "mlartifacts"

@@ -77,10 +77,23 @@ class ResultStore:
     tracking_uri : str
         MLflow tracking URI.
     artifact_root : pathlib.Path, optional
-        Where a new experiment keeps artifacts when the store is local.
+        Where a new experiment keeps artifacts when the store is local (``None`` with a tracking server:
+        the server's artifact root, proxied).
+    experiment : str
+        Name of the experiment, created when missing (``MLFLOW_EXPERIMENT_NAME``; default ``chemrobust``).
+    experiment_id : str, optional
+        Use this existing experiment, without looking it up by name or creating it (what every job of a
+        cluster evaluation is given).
     """
 
-    def __init__(self, tracking_uri: str, artifact_root: Path | None = None) -> None:
+    def __init__(
+        self,
+        tracking_uri: str,
+        artifact_root: Path | None = None,
+        *,
+        experiment: str = EXPERIMENT,
+        experiment_id: str | None = None,
+    ) -> None:
         import mlflow
         from mlflow.tracking import MlflowClient
 
@@ -88,12 +101,17 @@ class ResultStore:
         self.tracking_uri = tracking_uri
         with _init_lock(tracking_uri):
             self.client = MlflowClient(tracking_uri=tracking_uri)
-            experiment = self.client.get_experiment_by_name(EXPERIMENT)
-            if experiment is None:
-                location = artifact_root.resolve().as_uri() if artifact_root is not None else None
-                self.experiment_id = self.client.create_experiment(EXPERIMENT, artifact_location=location)
+            if experiment_id is not None:
+                # Given by the orchestrator that created it: writers running at once never look it up by
+                # name, which on a new experiment can silently file one writer's runs elsewhere.
+                self.experiment_id = self.client.get_experiment(experiment_id).experiment_id
             else:
-                self.experiment_id = experiment.experiment_id
+                found = self.client.get_experiment_by_name(experiment)
+                if found is None:
+                    location = artifact_root.resolve().as_uri() if artifact_root is not None else None
+                    self.experiment_id = self.client.create_experiment(experiment, artifact_location=location)
+                else:
+                    self.experiment_id = found.experiment_id
         # result.json of FINISHED runs, by run id: immutable once the run finished, so export() and
         # export_curves() share one download.
         self._results: dict[str, dict[str, Any]] = {}
@@ -107,6 +125,15 @@ class ResultStore:
             max_results=1,
         )
         return runs[0] if runs else None
+
+    def runs_tagged(self, tag: str, value: str) -> list:
+        """Return the runs whose tag ``tag`` is ``value`` (the Slurm job that wrote them), newest first."""
+        return self.client.search_runs(
+            [self.experiment_id],
+            filter_string=f"tags.`{tag}` = '{value}'",
+            order_by=["attributes.start_time DESC"],
+            max_results=1000,
+        )
 
     def start(self, key: str, *, name: str, tags: Mapping[str, str], params: Mapping[str, Any]) -> str:
         """Create a RUNNING run with its identifying tags and parameters; return its id."""

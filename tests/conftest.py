@@ -1,4 +1,4 @@
-"""Shared fixtures: the Docker engine and a tiny sandbox test image.
+"""Shared fixtures: the Docker engine, a tiny sandbox test image, the services of ``tests/cluster``.
 
 Tests that need the engine take the ``docker_client`` fixture. Without an engine they are skipped, except
 in CI (``CI`` set), where they fail: CI starts the engine, so a missing one is a broken pipeline, not a
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -100,3 +101,63 @@ def sandbox_image(docker_client, tmp_path_factory) -> str:
 # inside the sandbox, through tests/test_adversarial.py: keep pytest (also --doctest-modules) off them.
 # tests/toy_track.py registers a track when imported: only tests/test_plugin_track.py may import it.
 collect_ignore_glob = ["adversarial/*/*.py", "toy_track.py"]
+
+
+# --- tests/cluster: real services (a single-node Slurm with two fake GPUs, PostgreSQL, an MLflow server),
+# started by leaderboard.cluster (installed with apt when missing, reused when running). Without root or a
+# package mirror they skip with the reason, except in CI, where that fails. Here rather than in
+# tests/cluster/conftest.py: two conftest modules may not share a name in this rootless test tree.
+
+#: Port of the tests' tracking server (apart from a maintainer's ``nox -s tracking-server`` on 5055).
+TEST_PORT = 5056
+
+
+def _cluster_unavailable(what: str, exc: Exception | str) -> None:
+    message = f"{what} cannot be started here: {exc}"
+    if os.environ.get("CI"):
+        pytest.fail(f"{message} — CI must provide it (.ci/run installs slurm-wlm, munge, postgresql)",
+                    pytrace=False)  # fmt: skip
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def local_slurm():
+    """A running single-node Slurm with two fake GPUs (gres)."""
+    from leaderboard.cluster.local_slurm import ServiceError, ensure_local_slurm
+
+    if os.geteuid() != 0:
+        _cluster_unavailable("a local Slurm", "needs root")
+    try:
+        return ensure_local_slurm(gpus=2, log=print)
+    except ServiceError as exc:
+        _cluster_unavailable("a local Slurm", exc)
+        raise
+
+
+@pytest.fixture(scope="session")
+def tracking_server():
+    """A running ``mlflow server`` on PostgreSQL at http://127.0.0.1:5056."""
+    from leaderboard.cluster.local_slurm import ServiceError
+    from leaderboard.cluster.tracking_server import ensure_tracking_server
+    from tests.execution._state import cache_root
+
+    if os.geteuid() != 0:
+        _cluster_unavailable("PostgreSQL + MLflow server", "needs root")
+    try:
+        return ensure_tracking_server(cache_root() / "cluster", port=TEST_PORT, database="chemrobust_tests",
+                                      log=print)  # fmt: skip
+    except ServiceError as exc:
+        _cluster_unavailable("PostgreSQL + MLflow server", exc)
+        raise
+
+
+@pytest.fixture
+def experiment(tracking_server, monkeypatch) -> Iterator[str]:
+    """A fresh experiment name on the tests' server, set as MLFLOW_TRACKING_URI / MLFLOW_EXPERIMENT_NAME.
+
+    The orchestrator's environment is what Slurm passes on to the jobs (``--export=ALL``).
+    """
+    name = f"test-{uuid.uuid4().hex[:12]}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", tracking_server.uri)
+    monkeypatch.setenv("MLFLOW_EXPERIMENT_NAME", name)
+    yield name

@@ -190,13 +190,27 @@ class DockerRunner:
     owner : str, optional
         Value of the :data:`OWNER_LABEL` label on every container this runner creates (the evaluation's
         state folder), so that :meth:`remove_orphans` can find containers a killed orchestrator left behind.
+    container_name : str, optional
+        Name of the container (one run at a time then): a Slurm job names it after its job id, so that the
+        job script can remove it when Slurm cancels the job.
+    gpu_ids : tuple of str, optional
+        With ``gpu``, give the container exactly these GPUs (a Slurm job's allocation) instead of all.
     """
 
     name = "docker"
 
-    def __init__(self, client: docker.DockerClient, owner: str = "") -> None:
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        owner: str = "",
+        *,
+        container_name: str | None = None,
+        gpu_ids: tuple[str, ...] | None = None,
+    ) -> None:
         self.client = client
         self.owner = owner
+        self.container_name = container_name
+        self.gpu_ids = gpu_ids
 
     def _owner_label(self) -> dict[str, str]:
         return {OWNER_LABEL: self.owner} if self.owner else {}
@@ -265,7 +279,7 @@ class DockerRunner:
         limits : SandboxLimits
             Resource limits.
         gpu : bool
-            Request all GPUs (``--gpus all``).
+            Request GPUs: ``gpu_ids`` when the runner has them (``--gpus '"device=0,1"'``), else all.
 
         Returns
         -------
@@ -302,7 +316,13 @@ class DockerRunner:
             ),
             "labels": {"org.chemrobust.runner": "docker", **self._owner_label()},
         }
-        if gpu:
+        if self.container_name:
+            kwargs["name"] = self.container_name
+        if gpu and self.gpu_ids:
+            kwargs["device_requests"] = [
+                docker.types.DeviceRequest(device_ids=list(self.gpu_ids), capabilities=[["gpu"]])
+            ]
+        elif gpu:
             kwargs["device_requests"] = [docker.types.DeviceRequest(count=-1, capabilities=[["gpu"]])]
         return kwargs
 

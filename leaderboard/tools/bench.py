@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     from evaluators.tracks import TrackOptions
     from evaluators.tracks.amore import AmoreTrack
     from leaderboard.execution.data import prepare_dataset
-    from leaderboard.execution.evaluate import job_document
+    from leaderboard.execution.job_inputs import job_document
     from leaderboard.execution.weights import fetch_weights
     from leaderboard.intake.manifest import load_submission
 

@@ -16,6 +16,7 @@ from evaluators.datasets import load_records
 from evaluators.job import JobError, run_job
 from evaluators.probes import fit_probe
 from evaluators.schema import Job, ModelConfig, TrackOptions
+from evaluators.splits import scaffold_split
 from evaluators.tracks import TRACKS, benchmark_version
 from evaluators.tracks.downstream import DOWNSTREAM_TASKS, DownstreamTrack
 from evaluators.views import VIEW_FILE
@@ -192,3 +193,25 @@ def test_rank_auc_is_scikit_learns_auc_with_ties() -> None:
         y[:2] = (0, 1)
         p = np.round(rng.random(40), 1)  # many ties
         assert rank_auc(y, p) == pytest.approx(roc_auc_score(y, p), abs=1e-12)
+
+
+def test_the_host_computes_a_sets_scaffold_split_once_per_run(tmp_path, benchmark_data, monkeypatch) -> None:
+    import evaluators.tracks.downstream as downstream
+    from leaderboard.execution.results import read_result
+
+    root = benchmark_data("esol")
+    calls: list[int] = []
+
+    def counting(smiles, **kw):
+        calls.append(len(smiles))
+        return scaffold_split(smiles, **kw)
+
+    monkeypatch.setattr(downstream, "scaffold_split", counting)
+    downstream._split.cache_clear()
+    # What the host does in one run: write the container's view, then read and score the result.
+    job, container_data, out = _run_in_process(tmp_path, "esol", root, limit=120)
+    scored = read_result(out, job=job, data_dir=root)
+    assert calls == [120]  # the view and the scoring share one split
+    view = (container_data / "esol" / VIEW_FILE).read_text().splitlines()
+    n_test = sum(1 for line in view if ",test," in line)
+    assert {r.metric: r.value for r in scored.rows if r.metric == "n_test"} == {"n_test": n_test}
