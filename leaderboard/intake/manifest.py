@@ -48,7 +48,7 @@ from leaderboard.intake.schema import (
     TokenizerOptions,
 )
 from leaderboard.intake.schema_problems import schema_problem, usable_fields
-from leaderboard.intake.yaml_source import parse_manifest
+from leaderboard.intake.yaml_source import Parsed, parse_manifest
 
 __all__ = [
     "ID_PATTERN", "MANIFEST_NAME", "MAX_MANIFEST_BYTES", "PIN_PATTERN", "SHA_PATTERN", "STAGES", "Checked",
@@ -112,9 +112,10 @@ def _read(path: Path) -> str:
         ) from None
 
 
-def _consistency(file: str, known: dict) -> list[Problem]:
+def _consistency(file: str, known: dict, parsed: Parsed) -> list[Problem]:
+    # A rule names the YAML path of the field at fault: point at its value, as schema errors do.
     return [
-        Problem(file, field, shown(value), message, fix, "consistency")
+        Problem(file, field, shown(value), message, fix, "consistency", at=parsed.locate(field.split(".")))
         for field, value, message, fix in consistency_violations(known)
     ]
 
@@ -163,7 +164,7 @@ def check_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Ch
     problems = [
         *parsed.problems,
         *(schema_problem(file, e, parsed) for e in schema_errors),
-        *_consistency(file, known),
+        *_consistency(file, known, parsed),
         *folder_problems(path, known, allow_remote_code=set(allow_remote_code)),
     ]
     valid = submission if not errors(problems) else None

@@ -137,3 +137,15 @@ def test_endpoint_rules_still_run_beside_a_schema_error_elsewhere(tmp_path):
     fields = [(p.field, p.check) for p in _check(tmp_path, text, "acme-api")]
     assert ("model.architecture", "consistency") in fields and ("pooling", "consistency") in fields
     assert any(f.startswith("tracks") and c == "schema" for f, c in fields)
+
+
+def test_a_broken_rule_points_at_the_value_it_names(tmp_path):
+    text = _endpoint(tracks=["amore"]).replace("architecture: decoder", "architecture: encoder")
+    problems = {p.field: p for p in _check(tmp_path, text, "acme-api") if p.check == "consistency"}
+    assert set(problems) == {"tracks", "model.architecture"}
+    arch, tracks = problems["model.architecture"].at, problems["tracks"].at
+    assert arch is not None and arch.source.strip() == "architecture: encoder"
+    assert arch.source[arch.column - 1 :].startswith("encoder")
+    assert tracks is not None and tracks.source.strip() == "- amore"  # the block list under 'tracks:'
+    file = tmp_path / "acme-api" / "submission.yaml"
+    assert str(problems["model.architecture"]).startswith(f"{file}:{arch.line}:{arch.column}: ")
