@@ -19,10 +19,10 @@ from pathlib import Path
 from evaluators import __version__
 from evaluators.adapters import Adapter, load_adapter
 from evaluators.datasets import dataset_hash, load_dataset
+from evaluators.datasets.views import ViewError, read_view, view_dataset
 from evaluators.progress import ProgressReporter
 from evaluators.schema import Job, SchemaError, TrackResult, parse_rows
 from evaluators.tracks import TRACKS, benchmark_version
-from evaluators.views import ViewError, read_view, view_dataset
 
 
 class JobError(ValueError):

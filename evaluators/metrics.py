@@ -1,25 +1,20 @@
-"""The metric registry, and the retrieval metrics of the AMORE track as pure functions of the ranks.
+"""The metric registry, and the metrics that more than one track reports.
 
 :data:`METRICS` holds the declaration of every metric any track reports
 (:class:`~evaluators.schema.MetricSpec`:
 direction, bounds, label): the host validates results, orients the ranking and labels pages from it, never
-from a metric's name. A track that adds metrics registers them in its own module. Function names follow
-scikit-learn: ``*_score`` is higher-is-better.
+from a metric's name. A track that adds metrics registers them in its own package.
 
-Reference: AMORE (``shared/papers/amore-smiles-augmentation-robustness.txt``), §3: top-k accuracy of
-retrieving the augmented string's embedding given the original's; MRR as in standard retrieval.
+The registry finds the metrics of every track on first lookup (it imports the track packages under
+:mod:`evaluators.tracks`, whose modules register them), so a lookup never depends on import order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-import numpy as np
-
 from evaluators.registry import Registry
 from evaluators.schema import MetricSpec
 
-METRICS: Registry[MetricSpec] = Registry("metric")
+METRICS: Registry[MetricSpec] = Registry("metric", "evaluators.tracks")
 
 
 def register_metric(spec: MetricSpec) -> MetricSpec:
@@ -27,90 +22,22 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
     return METRICS.register(spec.name)(spec)
 
 
-def _check(ranks: np.ndarray) -> np.ndarray:
-    ranks = np.asarray(ranks, dtype=np.float64)
-    if ranks.ndim != 1 or ranks.size == 0:
-        raise ValueError(f"ranks must be a non-empty 1-d array, got shape {ranks.shape}")
-    if not np.all(ranks >= 1.0):
-        raise ValueError("ranks must be >= 1")
-    return ranks
-
-
-def accuracy_at_k_score(ranks: np.ndarray, *, k: int) -> float:
-    """Share of queries whose true match is ranked within the top ``k``.
-
-    Notes
-    -----
-    ``Acc@k = (1/n) · Σ_i [rank_i ≤ k]``. A tied rank of 1.5 does not count for ``k = 1``: a true match
-    indistinguishable from another item is not retrieved first.
-
-    Examples
-    --------
-    >>> accuracy_at_k_score(np.array([1.0, 1.5, 3.0, 7.0]), k=1)
-    0.25
-    >>> accuracy_at_k_score(np.array([1.0, 1.5, 3.0, 7.0]), k=5)
-    0.75
-    """
-    return float(np.mean(_check(ranks) <= k))
-
-
-def mean_reciprocal_rank_score(ranks: np.ndarray) -> float:
-    """Mean reciprocal rank, ``MRR = (1/n) · Σ_i 1/rank_i``.
-
-    Examples
-    --------
-    >>> mean_reciprocal_rank_score(np.array([1.0, 2.0, 4.0]))
-    0.5833333333333334
-    """
-    return float(np.mean(1.0 / _check(ranks)))
-
-
-def recall_at_k_curve(ranks: np.ndarray, ks: np.ndarray) -> np.ndarray:
-    """Recall@K for every K in ``ks`` (with one true match per query, Recall@K = Acc@K)."""
-    ranks = _check(ranks)
-    return (ranks[None, :] <= np.asarray(ks)[:, None]).mean(axis=1)
-
-
-#: The rank metrics AMORE computes for every (augmentation, layer, distance, direction, subset).
-RANK_METRICS: dict[str, Callable[[np.ndarray], float]] = {
-    "acc_at_1": lambda r: accuracy_at_k_score(r, k=1),
-    "acc_at_5": lambda r: accuracy_at_k_score(r, k=5),
-    "mrr": mean_reciprocal_rank_score,
-}
-
+#: Metrics more than one track reports (T1/T2: n_excluded; T3/T4/T5: accuracy, n_items; T4/T5: validity,
+#: mae; T2/T4: rmse). A metric only one track reports is registered in that track's package.
 for _spec in (
-    MetricSpec("acc_at_1", True, "Acc@1", "Top-1 retrieval accuracy.", 0.0, 1.0),
-    MetricSpec("acc_at_5", True, "Acc@5", "Top-5 retrieval accuracy.", 0.0, 1.0),
-    MetricSpec("mrr", True, "MRR", "Mean reciprocal rank of the true partner.", 0.0, 1.0),
-    MetricSpec("chance_acc_at_1", True, "chance Acc@1", "Acc@1 of a random ranking, 1/N.", 0.0, 1.0),
-    MetricSpec("n_pairs", True, "n pairs", "Pairs scored (identity check passed).", 0.0, integral=True),
-    MetricSpec(
-        "n_identical", True, "n identical", "Pairs whose rewrite equals the original.", 0.0, integral=True
-    ),  # fmt: skip
-    MetricSpec(
-        "n_non_trivial",
-        True,
-        "n non-trivial",
-        "Pairs whose rewrite differs from the original.",
-        0.0,
-        integral=True,
-    ),  # fmt: skip
+    MetricSpec("accuracy", True, "accuracy", "Share of items answered correctly (missing = wrong).", 0.0,
+               1.0),
+    MetricSpec("n_items", True, "n items", "Items asked.", 0.0, integral=True),
+    MetricSpec("validity", True, "validity", "Share of answers that normalise (empty or unparseable = "
+               "invalid, never scored as a zero error).", 0.0, 1.0),
+    MetricSpec("mae", False, "MAE", "Mean absolute error over the valid numeric answers.", 0.0),
+    MetricSpec("rmse", False, "RMSE", "Root mean squared error of numeric predictions (T4: over the valid "
+               "answers; T2: the probe's, over the test molecules).", 0.0),
     MetricSpec(
         "n_excluded", False, "n excluded", "Rewrites that failed the identity check (T1: pairs left out; T2: "
         "test molecules that keep their original string).", 0.0, integral=True
     ),
-    MetricSpec(
-        "n_truncated",
-        False,
-        "n truncated",
-        "Pairs where the model saw a truncated string.",
-        0.0,
-        integral=True,
-    ),  # fmt: skip
-    MetricSpec(
-        "n_ties", False, "n ties", "Queries whose true partner tied with another item.", 0.0, integral=True
-    ),  # fmt: skip
-):
+):  # fmt: skip
     register_metric(_spec)
 
 

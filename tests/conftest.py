@@ -44,7 +44,7 @@ def benchmark_data():
     ``../shared/data``), else the cache, else the pinned public URL (sha256-checked). A set that cannot be had
     (offline, no mirror) skips the test with the reason — except in CI (``CI`` set), where it fails.
     """
-    from leaderboard.execution.data import DataError, prepare_dataset
+    from leaderboard.data.prepare import DataError, prepare_dataset
     from leaderboard.settings import Settings
 
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "chemrobust-tests"

@@ -49,9 +49,12 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _project_imports(path: Path, known: set[str]) -> set[str]:
-    """Project modules ``path`` imports, lazily or not (a function-level import is an edge too)."""
-    tree = ast.parse(path.read_text(), filename=str(path))
+def _project_imports(path: Path, known: set[str], source: str | None = None) -> set[str]:
+    """Project modules ``path`` imports, lazily or not (a function-level import is an edge too).
+
+    ``source`` stands for the file's text (to check an edited copy of a module without writing it).
+    """
+    tree = ast.parse(path.read_text() if source is None else source, filename=str(path))
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
@@ -142,6 +145,14 @@ FORBIDDEN_EDGES = {
     "leaderboard.execution": ("leaderboard.site", "leaderboard.ranking"),
     "leaderboard.site": ("leaderboard.execution.evaluate", "leaderboard.store", "leaderboard.tools"),
     "leaderboard.store": ("leaderboard.site", "leaderboard.execution", "leaderboard.ranking"),
+    # Data building fetches and builds sets: it runs no submission and renders no page.
+    "leaderboard.data": (
+        "leaderboard.site",
+        "leaderboard.execution",
+        "leaderboard.ranking",
+        "leaderboard.store",
+        "leaderboard.intake",
+    ),
 }
 
 
@@ -155,6 +166,96 @@ def test_sub_packages_are_layered(layer):
         if any(dep == f or dep.startswith(f + ".") for f in FORBIDDEN_EDGES[layer])
     )
     assert not bad, bad
+
+
+# --------------------------------------------------------------------------------------------------------
+# One room per track (issue 27). A track package (``evaluators.tracks.<name>``) holds everything of that
+# track that runs in the box or is pure science; shared science sits in named packages. Rules:
+# - a track package imports shared packages and the core, never another track;
+# - shared packages and the core import no track package (``evaluators.tracks`` itself — the Track base
+#   class and the registry — is core);
+# - the host imports a track package only through the registry, except the track's own site extension
+#   (``leaderboard.site.extensions.<name>``), the host-side data builders (``leaderboard.data``: a set
+#   only one track uses is built with that track's pure builder) and the track's benchmarks and training
+#   tools (``leaderboard.tools``).
+
+TRACKS_PACKAGE = "evaluators.tracks"
+HOST_MAY_IMPORT_A_TRACK = ("leaderboard.data", "leaderboard.tools")
+
+
+def _track_of(module: str) -> str | None:
+    """The track package ``module`` belongs to (``evaluators.tracks.<name>``), or None."""
+    parts = module.split(".")
+    if module.startswith(TRACKS_PACKAGE + ".") and len(parts) >= 3:
+        return ".".join(parts[:3])
+    return None
+
+
+def _track_violations(graph: dict[str, set[str]]) -> list[str]:
+    bad = []
+    for module, deps in graph.items():
+        own = _track_of(module)
+        for dep in deps:
+            track = _track_of(dep)
+            if track is None or track == own:
+                continue
+            name = track.rpartition(".")[2]
+            if module.startswith("evaluators."):
+                where = "another track" if own else "a shared or core module"
+                bad.append(f"{module} -> {dep} ({where} imports track {name!r})")
+            elif module.startswith("leaderboard."):
+                extension = f"leaderboard.site.extensions.{name}"
+                allowed = (extension, *HOST_MAY_IMPORT_A_TRACK)
+                if not any(module == a or module.startswith(a + ".") for a in allowed):
+                    bad.append(f"{module} -> {dep} (the host reaches track {name!r} outside the registry)")
+    return sorted(bad)
+
+
+def test_tracks_are_rooms_of_their_own():
+    bad = _track_violations(_graph())
+    assert not bad, "\n".join(bad)
+
+
+def test_every_track_is_a_package():
+    tracks = ROOT / "evaluators" / "tracks"
+    modules = sorted(p.name for p in tracks.glob("*.py") if p.name != "__init__.py")
+    assert not modules, f"track modules outside a package: {modules} (a track is evaluators/tracks/<name>/)"
+
+
+def test_the_rule_catches_a_cross_track_import():
+    graph = {
+        "evaluators.tracks.amore": {"evaluators.tracks.consistency.metrics", "evaluators.metrics"},
+        "evaluators.tracks.amore.retrieval": {"evaluators.tracks.amore"},
+        "evaluators.answers": {"evaluators.tracks.consistency"},
+        "leaderboard.site.extensions.amore": {"evaluators.tracks.amore"},
+        "leaderboard.site.extensions.consistency": {"evaluators.tracks.amore.metrics"},
+        "leaderboard.data.edit_pairs": {"evaluators.tracks.identity_blinded.pairs"},
+        "leaderboard.ranking.headline": {"evaluators.tracks"},
+    }
+    assert _track_violations(graph) == [
+        "evaluators.answers -> evaluators.tracks.consistency (a shared or core module imports track "
+        "'consistency')",
+        "evaluators.tracks.amore -> evaluators.tracks.consistency.metrics (another track imports track "
+        "'consistency')",
+        "leaderboard.site.extensions.consistency -> evaluators.tracks.amore.metrics (the host reaches track "
+        "'amore' outside the registry)",
+    ]
+
+
+def test_a_real_cross_track_import_fails_the_rule():
+    # The rule runs on the real import graph: one deliberate cross-track import added to a real module's
+    # text is found.
+    module = ROOT / "evaluators" / "tracks" / "amore" / "retrieval.py"
+    graph = _graph()
+    assert not _track_violations(graph)
+    edited = "import evaluators.tracks.consistency.metrics\n" + module.read_text()
+    deps = _project_imports(module, set(graph), source=edited)
+    assert "evaluators.tracks.consistency.metrics" in deps
+    graph["evaluators.tracks.amore.retrieval"] = deps
+    assert _track_violations(graph) == [
+        "evaluators.tracks.amore.retrieval -> evaluators.tracks.consistency.metrics (another track imports "
+        "track 'consistency')"
+    ]
 
 
 MAX_LINES = 600

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter, as_completions
-from evaluators.chem import canonical_smiles
 from evaluators.datasets import LoadedDataset, load_dataset
 from evaluators.metrics import METRICS, register_metric
+from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TrackResult
 from evaluators.tracks import TRACKS, Track
 

@@ -14,7 +14,7 @@ import numpy as np
 from rdkit.Chem import rdFingerprintGenerator
 
 from evaluators.adapters import ADAPTERS, EmbeddingAdapter, Embeddings, ModelConfig
-from evaluators.chem import parse_smiles
+from evaluators.notations.smiles import parse_smiles
 
 
 @ADAPTERS.register("morgan_fingerprint")

@@ -1,6 +1,9 @@
 """Tracks (SPEC §4) and their registry; the benchmark version that keys every result.
 
-Registers (one module each): ``amore``. A track owns its whole path, declared in one place, its class:
+Registers one package per track (``amore``, ``downstream``, ``consistency``, ``prompt_robustness``,
+``identity_blinded``; found by the registry, each ``evaluators/tracks/<name>/``): the package holds
+everything of that track that runs in the box or is pure science, and imports no other track. A track
+owns its whole path, declared in one place, its class:
 
 - what it needs and is: ``capability`` (``embed`` or ``generate``), ``version`` (bumped whenever its data
   handling, prompts or metrics change), ``description``, ``citation``;
@@ -25,6 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
+import numpy as np
+
 from evaluators.adapters import Adapter
 from evaluators.datasets import DatasetSpec, LoadedDataset
 from evaluators.metrics import METRICS
@@ -38,6 +43,26 @@ Progress = Callable[[str, int, int], None]
 def no_progress(stage: str, done: int, total: int) -> None:
     """Ignore a progress report (the default when nobody follows the run)."""
     del stage, done, total
+
+
+# Every embedding track checks what the adapter returned the same way before it measures anything.
+
+
+class EmbeddingError(RuntimeError):
+    """The model returned embeddings of the wrong shape or with NaN/inf values."""
+
+
+def check_embeddings(layers: dict[str, np.ndarray], n: int) -> None:
+    """Raise :class:`EmbeddingError` unless every layer is a finite ``(n, d)`` array and ``last`` is there."""
+    if "last" not in layers:
+        raise EmbeddingError(f"the adapter returned layers {sorted(layers)} without 'last'")
+    for label, array in layers.items():
+        if not isinstance(array, np.ndarray) or array.ndim != 2 or array.shape[0] != n or array.shape[1] < 1:
+            shape = getattr(array, "shape", type(array).__name__)
+            raise EmbeddingError(f"layer {label!r}: expected an array of shape ({n}, d), got {shape}")
+        bad = ~np.isfinite(array).all(axis=1)
+        if bad.any():
+            raise EmbeddingError(f"layer {label!r}: {int(bad.sum())} of {n} embeddings contain NaN or inf")
 
 
 class Track(ABC):
@@ -107,9 +132,9 @@ class Track(ABC):
 
         A track whose labels must never reach the model (T2 fits its probes on the host) returns label-free
         rows with at least ``id`` and ``smiles``; the host writes them as ``/data/<set>/view.csv``
-        (:mod:`evaluators.views`) and :meth:`run` receives them as ``dataset.records``. ``records`` are the
-        set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``) of
-        data set ``dataset``. Must be deterministic: the view's hash is checked inside the container.
+        (:mod:`evaluators.datasets.views`) and :meth:`run` receives them as ``dataset.records``. ``records``
+        are the set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``)
+        of data set ``dataset``. Must be deterministic: the view's hash is checked inside the container.
         """
         del dataset, records, options
         return None

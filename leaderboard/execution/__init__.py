@@ -1,5 +1,6 @@
 """Execution: turning a valid submission into a stored result.
 
-Data preparation, weight prefetch, image build, the sandboxed runners and the orchestrator that ties them
-together (:mod:`leaderboard.execution.evaluate`). The only sub-package that talks to Docker.
+Weight prefetch, image build, the sandboxed runners and the orchestrator that ties them together
+(:mod:`leaderboard.execution.evaluate`); the data sets it needs come from :mod:`leaderboard.data`. The only
+sub-package that talks to Docker.
 """

@@ -278,7 +278,7 @@ def dry_run(
     list of DryRun
         One per (track, data set) with requests to plan.
     """
-    from leaderboard.execution.data import prepare_dataset
+    from leaderboard.data.prepare import prepare_dataset
 
     sub = load_submission(Path(submission_dir))
     options = options or TrackOptions()

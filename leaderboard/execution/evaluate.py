@@ -31,7 +31,7 @@ from typing import Any, TextIO
 from evaluators.datasets import DATASETS, dataset_hash
 from evaluators.schema import Job, TrackOptions
 from evaluators.tracks import TRACKS, benchmark_version
-from leaderboard.execution.data import DataError, prepare_dataset
+from leaderboard.data.prepare import DataError, prepare_dataset
 from leaderboard.execution.endpoint_runner import CACHE_DIR, EndpointRunner, endpoint_tag
 from leaderboard.execution.engine import GpuChoice, RunnerKind, select_engine
 from leaderboard.execution.images import DEFAULT_BASE_IMAGE, ImageBuildError, ImageSpec, image_tag

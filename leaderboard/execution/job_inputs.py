@@ -14,9 +14,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from evaluators.datasets import load_records
+from evaluators.datasets.views import write_view
 from evaluators.schema import DataView, Job, ModelConfig, TrackOptions
 from evaluators.tracks import TRACKS
-from evaluators.views import write_view
 from leaderboard.intake.manifest import Submission
 
 

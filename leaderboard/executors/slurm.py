@@ -133,7 +133,7 @@ class SlurmExecutor:
         SlurmError
             If ``sbatch`` or ``squeue`` fails.
         """
-        from leaderboard.execution.data import DataError
+        from leaderboard.data.prepare import DataError
         from leaderboard.execution.evaluate import Summary, evaluation_lock
         from leaderboard.execution.images import ImageBuildError
         from leaderboard.execution.weights import WeightsError

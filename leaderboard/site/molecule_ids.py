@@ -1,8 +1,8 @@
 """Molecule ids on the pages: linked to their public database entry and named, where the data set allows.
 
-A data set declares what its ids are (:attr:`evaluators.dataset_specs.DatasetSpec.id_source`: PubChem
+A data set declares what its ids are (:attr:`evaluators.datasets.specs.DatasetSpec.id_source`: PubChem
 CIDs, ChEBI ids, or its own row numbers) and which record field names a molecule
-(:attr:`~evaluators.dataset_specs.DatasetSpec.name_field`, e.g. ``iupac``). This module turns that
+(:attr:`~evaluators.datasets.specs.DatasetSpec.name_field`, e.g. ``iupac``). This module turns that
 declaration into a table cell: the id as code, a link to the database entry when the id is one that the
 database's pattern accepts (a CID is digits only: anything else stays plain text, whatever the
 declaration says), and the molecule's name when a per-item table holds it.
@@ -30,8 +30,8 @@ from types import MappingProxyType
 
 import pandas as pd
 
-from evaluators.dataset_specs import DatasetSpec
 from evaluators.datasets import DATASETS  # importing it registers every set
+from evaluators.datasets.specs import DatasetSpec
 from leaderboard.markdown import cell, code, is_missing
 from leaderboard.site.sitedata import SiteData
 
@@ -60,7 +60,7 @@ class IdLink:
     url: str
 
 
-#: Each database of :data:`evaluators.dataset_specs.ID_SOURCES`, by name.
+#: Each database of :data:`evaluators.datasets.specs.ID_SOURCES`, by name.
 ID_LINKS: Mapping[str, IdLink] = MappingProxyType(
     {
         "pubchem": IdLink(

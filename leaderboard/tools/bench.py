@@ -50,12 +50,12 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from evaluators.adapters import length_bucketed_batches
-    from evaluators.augmentations import AUGMENTATIONS, get_augmentation
     from evaluators.datasets import load_dataset
+    from evaluators.notations.augmentations import AUGMENTATIONS, get_augmentation
     from evaluators.schema import Job
     from evaluators.tracks import TrackOptions
     from evaluators.tracks.amore import AmoreTrack
-    from leaderboard.execution.data import prepare_dataset
+    from leaderboard.data.prepare import prepare_dataset
     from leaderboard.execution.job_inputs import job_document
     from leaderboard.execution.weights import fetch_weights
     from leaderboard.intake.manifest import load_submission

@@ -37,12 +37,12 @@ def main(argv: list[str] | None = None) -> int:
 
     from evaluators.adapters import load_adapter
     from evaluators.datasets import dataset_hash, load_dataset, load_records
+    from evaluators.datasets.views import view_dataset
     from evaluators.schema import Job, TrackOptions, TrackResult
     from evaluators.tracks import benchmark_version
     from evaluators.tracks.amore import AmoreTrack
     from evaluators.tracks.downstream import DownstreamTrack
-    from evaluators.views import view_dataset
-    from leaderboard.execution.data import prepare_dataset
+    from leaderboard.data.prepare import prepare_dataset
     from leaderboard.execution.evaluate import job_document
     from leaderboard.execution.weights import fetch_weights
     from leaderboard.intake.manifest import load_submission

@@ -84,11 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from evaluators.adapters import ModelConfig, load_adapter
+    from evaluators.answers.opsin import names_to_smiles
     from evaluators.datasets import LoadedDataset, load_records
-    from evaluators.opsin import names_to_smiles
     from evaluators.schema import TrackOptions
     from evaluators.tracks.consistency import ConsistencyTrack
-    from leaderboard.execution.data import prepare_dataset
+    from leaderboard.data.prepare import prepare_dataset
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp_dir = Path(tmp)

@@ -12,7 +12,7 @@ ChEBI-20 must be available (``CHEMROBUST_DATA_DIR`` or network): without it :fun
 :class:`~leaderboard.tools.training_config.TrainingError` rather than let training run on another corpus.
 
 Side effects: builds/caches the evaluation sets under ``<state>/data``
-(:func:`leaderboard.execution.data.prepare_dataset`); silences RDKit's log.
+(:func:`leaderboard.data.prepare.prepare_dataset`); silences RDKit's log.
 """
 
 from __future__ import annotations
@@ -132,14 +132,14 @@ def prepare_evaluation_sets(
     -------
     dict of str to pathlib.Path
         ``name`` → a root ``R`` holding ``R/<name>/<file>``
-        (:func:`leaderboard.execution.data.prepare_dataset`).
+        (:func:`leaderboard.data.prepare.prepare_dataset`).
 
     Raises
     ------
     TrainingError
         If a set cannot be had: a corpus that still holds its molecules must not be trained on.
     """
-    from leaderboard.execution.data import DataError, prepare_dataset
+    from leaderboard.data.prepare import DataError, prepare_dataset
 
     roots: dict[str, Path] = {}
     for name in names:

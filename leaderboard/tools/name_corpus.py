@@ -1,8 +1,8 @@
 """Training corpus of the generative (seq2seq) reference models: PubChem names that OPSIN reads back.
 
 Source: the PubChem identifiers table that ships with the ``chemicals`` package (71 347 compounds; see
-:mod:`leaderboard.execution.names`). Every row, in CID order, goes through the rules of the embedded
-``pubchem-names`` set (:func:`leaderboard.execution.names.screen_rows`), then one more; the first rule a
+:mod:`leaderboard.data.pubchem_names`). Every row, in CID order, goes through the rules of the embedded
+``pubchem-names`` set (:func:`leaderboard.data.pubchem_names.screen_rows`), then one more; the first rule a
 row fails is its rejection reason in the report:
 
 1. a systematic name is present;
@@ -15,7 +15,7 @@ row fails is its rejection reason in the report:
    ways), so every kept name is a correct name of its structure;
 8. not a duplicate of a structure kept from a lower CID;
 9. not a molecule of any evaluation set (:data:`IN_EVALUATION`). The sets are every registered data set
-   (:data:`evaluators.dataset_specs.DATASETS`, all tracks: AMORE, consistency, prompt robustness,
+   (:data:`evaluators.datasets.specs.DATASETS`, all tracks: AMORE, consistency, prompt robustness,
    identity-blinded), so a set registered later is excluded without a code change. Their molecules are the
    SMILES of every field of every record (the record's molecule, reactants and product, edit-pair source and
    target), each whole and each of its ``.``-separated components (mixtures, salts, reactant lists). A row is
@@ -54,9 +54,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from evaluators.chem import canonical_smiles
-from evaluators.text_datasets import split_components
-from leaderboard.execution.names import (
+from evaluators.datasets.text import split_components
+from evaluators.notations.smiles import canonical_smiles
+from leaderboard.data.pubchem_names import (
     HEAVY_ATOMS,
     ORGANIC_ELEMENTS,
     PUBCHEM_TABLE,
@@ -79,7 +79,7 @@ __all__ = [
     "name_corpus_sha256",
 ]
 
-#: Bump when a rule changes (here or in ``leaderboard.execution.names``): it is part of the cache key.
+#: Bump when a rule changes (here or in ``leaderboard.data.pubchem_names``): it is part of the cache key.
 RULES_VERSION = "1"
 #: Rejection reason of rule 9.
 IN_EVALUATION = "in an evaluation set"
@@ -117,7 +117,7 @@ class NameCorpus:
     sha256 : str
         :func:`name_corpus_sha256` of the rows.
     rejected : dict of str to int
-        Rows rejected per reason (:data:`leaderboard.execution.names.REASONS`, then :data:`IN_EVALUATION`).
+        Rows rejected per reason (:data:`leaderboard.data.pubchem_names.REASONS`, then :data:`IN_EVALUATION`).
     excluded : dict of str to int
         Rows removed per evaluation set (a row matching several sets counts in each).
     report : dict
@@ -286,7 +286,7 @@ def _evaluation_index(roots: dict[str, Path]) -> _Index:
 def _versions() -> dict[str, str]:
     from rdkit import __version__ as rdkit_version
 
-    from evaluators.opsin import OPSIN_VERSION
+    from evaluators.answers.opsin import OPSIN_VERSION
 
     return {
         "chemicals": importlib.metadata.version("chemicals"),
@@ -363,7 +363,7 @@ def build_name_corpus(
     ------
     TrainingError
         If an evaluation set cannot be obtained or read.
-    evaluators.opsin.OpsinError
+    evaluators.answers.opsin.OpsinError
         If Java is missing (OPSIN checks every name).
     ValueError
         If ``limit`` is negative.

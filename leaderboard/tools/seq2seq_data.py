@@ -7,7 +7,7 @@ the same question about its IUPAC name, worded exactly as T3 asks (:meth:`evalua
 consistency_tasks.Task.prompt`), so the model is evaluated on the wording it learned and the fixed words act
 as the task flag. Answers: translation from SMILES → the name, from the name → canonical SMILES; formula →
 the Hill formula; Lipinski → ``yes``/``no`` — exactly what T3's scoring compares against
-(:func:`evaluators.tracks.consistency_tasks.truth`).
+(:func:`evaluators.asking.tasks.truth`).
 
 Tokenizer (:func:`build_tokenizer`): each fixed part of a T3 question (the words before and after the
 molecule, per task and notation) is one added token — the task flag — and the molecule and the answers are
@@ -23,7 +23,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from evaluators.tracks.consistency_tasks import TASKS, Task
+from evaluators.asking.tasks import TASKS, Task
 
 __all__ = [
     "PAD",
@@ -97,7 +97,7 @@ def make_molecules(pairs: Sequence[tuple[str, str]]) -> list[Molecule]:
 
 
 def _truth(task: str, record: dict[str, str]):
-    from evaluators.tracks.consistency_tasks import truth
+    from evaluators.asking.tasks import truth
 
     return truth(_BY_NAME[task], record)
 

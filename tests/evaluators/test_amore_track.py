@@ -22,14 +22,14 @@ from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
 from evaluators.adapters import EmbeddingAdapter, Embeddings, ModelConfig
-from evaluators.augmentations import AUGMENTATIONS, get_augmentation
 from evaluators.datasets import DATASETS, DataFile, DatasetSpec, LoadedDataset, Molecule, load_dataset
 from evaluators.datasets import dataset_hash as compute_dataset_hash
 from evaluators.job import JobError, run_job
+from evaluators.notations.augmentations import AUGMENTATIONS, get_augmentation
 from evaluators.schema import Job
-from evaluators.tracks import TrackOptions, benchmark_version
-from evaluators.tracks.amore import AmoreTrack, EmbeddingError
-from leaderboard.execution.data import build_datamol_default
+from evaluators.tracks import EmbeddingError, TrackOptions, benchmark_version
+from evaluators.tracks.amore import AmoreTrack
+from leaderboard.data.prepare import build_datamol_default
 
 EXACT = ("l2", "cosine", "inner_product")
 

@@ -1,4 +1,5 @@
-"""Answer extraction and normalisation (evaluators/answers.py): deterministic rules, never a judge model."""
+"""Answer extraction and normalisation (evaluators/answers/__init__.py): deterministic rules, never a judge
+model."""
 
 from __future__ import annotations
 

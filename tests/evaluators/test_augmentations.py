@@ -1,5 +1,5 @@
-"""Tests for ``evaluators.augmentations``: registry-wide properties, the identity check on all of ChEBI-20,
-ring-closure renumbering, and augmentation statistics compared with the AMORE paper (Table 7).
+"""Tests for ``evaluators.notations.augmentations``: registry-wide properties, the identity check on all of
+ChEBI-20, ring-closure renumbering, and augmentation statistics compared with the AMORE paper (Table 7).
 
 Observed on ChEBI-20 test (3300 molecules), RDKit 2026.09.1, seed 0 (the paper's figure in brackets):
 
@@ -29,14 +29,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rdkit import Chem
 
-from evaluators.augmentations import (
+from evaluators.notations.augmentations import (
     AUGMENTATIONS,
     Augmentation,
     AugmentedPair,
     get_augmentation,
 )
-from evaluators.augmentations.ring_renumber import renumber_ring_closures
-from evaluators.chem import InvalidSmilesError
+from evaluators.notations.augmentations.ring_renumber import renumber_ring_closures
+from evaluators.notations.smiles import InvalidSmilesError
 from evaluators.registry import Registry
 
 NAMES = AUGMENTATIONS.names()
@@ -71,7 +71,7 @@ PAPER_IDENTICAL = {"canonical": 208, "explicit_h": 14, "kekule": 238}
 
 
 def canon(smiles: str) -> str | None:
-    """Canonical isomeric SMILES, recomputed here with RDKit (independent of ``evaluators.chem``)."""
+    """Canonical isomeric SMILES, recomputed here with RDKit (independent of ``evaluators.notations``)."""
     mol = Chem.MolFromSmiles(smiles)
     return None if mol is None else Chem.MolToSmiles(mol, isomericSmiles=True, canonical=True)
 
@@ -89,7 +89,7 @@ def test_registered_class_is_named_after_its_module(name):
     cls = AUGMENTATIONS.get(name)
     assert issubclass(cls, Augmentation)
     assert cls.name == name
-    assert cls.__module__ == f"evaluators.augmentations.{name}"
+    assert cls.__module__ == f"evaluators.notations.augmentations.{name}"
     assert cls.__name__.endswith("Augmentation")
     description = get_augmentation(name, seed=7).description
     assert (description.name, description.seed) == (name, 7)

@@ -1,4 +1,5 @@
-"""Tests of the T5 metrics (evaluators/blinded.py): hand-computed cases, scipy, the paper's tables."""
+"""Tests of the T5 metrics (evaluators/tracks/identity_blinded/metrics.py): hand-computed cases, scipy, the
+paper's tables."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from evaluators import blinded as M
+from evaluators.tracks.identity_blinded import metrics as M
 
 
 def _acc(k: int, n: int) -> list[int]:

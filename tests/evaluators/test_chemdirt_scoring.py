@@ -60,11 +60,11 @@ from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
 import evaluators.datasets as datasets
-from evaluators import similarity as sim
 from evaluators.answers import normalise
+from evaluators.answers import similarity as sim
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.prompt_robustness import COMPLETIONS, TRUTHS, PromptRobustnessTrack
-from evaluators.tracks.prompt_scores import item_scores, over_templates, template_metrics
+from evaluators.tracks.prompt_robustness.scores import item_scores, over_templates, template_metrics
 
 FINGERPRINTS = ("maccs", "morgan2_bits", "morgan2_counts", "rdkit")
 

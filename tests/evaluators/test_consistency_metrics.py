@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluators import consistency as cm
+from evaluators.tracks.consistency import metrics as cm
 
 
 @given(st.integers(1, 12).flatmap(lambda n: st.tuples(

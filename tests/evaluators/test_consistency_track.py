@@ -17,9 +17,9 @@ from rdkit import Chem
 from rdkit.Chem import rdMolDescriptors
 
 import evaluators.datasets as datasets
+from evaluators.asking.tasks import TASKS, truth
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.consistency import COMPLETIONS, ConsistencyTrack, read_completions
-from evaluators.tracks.consistency_tasks import TASKS, truth
 
 RECORDS = [
     {"id": "1", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},

@@ -11,15 +11,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from evaluators import downstream_scoring
 from evaluators.datasets import load_records
+from evaluators.datasets.views import VIEW_FILE
 from evaluators.job import JobError, run_job
-from evaluators.probes import fit_probe
 from evaluators.schema import Job, ModelConfig, TrackOptions
-from evaluators.splits import scaffold_split
 from evaluators.tracks import TRACKS, benchmark_version
 from evaluators.tracks.downstream import DOWNSTREAM_TASKS, DownstreamTrack
-from evaluators.views import VIEW_FILE
+from evaluators.tracks.downstream import scoring as downstream_scoring
+from evaluators.tracks.downstream.probes import fit_probe
+from evaluators.tracks.downstream.splits import scaffold_split
 from leaderboard.execution.evaluate import Evaluator, data_view
 from leaderboard.settings import Settings
 from leaderboard.store import ResultStore
@@ -167,8 +167,8 @@ def test_evaluate_puts_t2_on_the_board_and_the_fingerprint_loses_nothing(tmp_pat
 
 @pytest.mark.parametrize("dataset", sorted(DOWNSTREAM_TASKS))
 def test_every_set_has_its_pinned_scaffold_split(benchmark_data, dataset) -> None:
-    from evaluators.splits import murcko_scaffold
     from evaluators.tracks.downstream import SPLIT_SHA256, split_sha256
+    from evaluators.tracks.downstream.splits import murcko_scaffold
 
     records = load_records(dataset, benchmark_data(dataset))
     view = DownstreamTrack.container_view(dataset, records, TrackOptions())  # raises on a changed split
@@ -185,7 +185,7 @@ def test_every_set_has_its_pinned_scaffold_split(benchmark_data, dataset) -> Non
 def test_rank_auc_is_scikit_learns_auc_with_ties() -> None:
     from sklearn.metrics import roc_auc_score
 
-    from evaluators.probes import rank_auc
+    from evaluators.tracks.downstream.probes import rank_auc
 
     rng = np.random.default_rng(3)
     for _ in range(50):

@@ -1,4 +1,5 @@
-"""Tests of the T5 edit pairs (evaluators/edit_pairs.py): pair search, labels, balanced groups."""
+"""Tests of the T5 edit pairs (evaluators/tracks/identity_blinded/pairs.py): pair search, labels, balanced
+groups."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from collections import Counter
 import pytest
 from rdkit import Chem
 
-from evaluators import edit_pairs as P
-from evaluators import edits as E
-from evaluators.chem import canonical_smiles
-from evaluators.edit_groups import ELEMENTS
+from evaluators.notations.smiles import canonical_smiles
+from evaluators.tracks.identity_blinded import edits as E
+from evaluators.tracks.identity_blinded import pairs as P
+from evaluators.tracks.identity_blinded.edit_groups import ELEMENTS
 
 # --------------------------------------------------------------------------------------------------------
 # Pair search
@@ -77,7 +78,7 @@ def test_prepare_molecules():
 
 
 def test_lipinski_matches_the_consistency_track():
-    from evaluators.tracks.consistency_tasks import TASKS, truth
+    from evaluators.asking.tasks import TASKS, truth
 
     task = next(t for t in TASKS if t.name == "lipinski")
     for smiles in ("CCO", "CC(=O)Oc1ccccc1C(=O)O", "C" * 40, "OCC(O)C(O)C(O)C(O)C(O)C(O)C(O)CO" * 2):
@@ -233,7 +234,8 @@ def _normal(mol: Chem.Mol) -> None:
 
 
 def reader_outcomes(source: str, removed: str, added: str, site: str, locant: int | None) -> set[str]:
-    """Every product of doing what the description says, built independently of evaluators.edits.
+    """Every product of doing what the description says, built independently of
+    evaluators.tracks.identity_blinded.edits.
 
     All hydrogens are made explicit, so a hydrogen is removed like any other group: cut each acyclic single
     bond at an atom of the named class (and position), keep the cuts whose loose part is ``removed``, and

@@ -1,4 +1,5 @@
-"""Tests of one T5 edit (evaluators/edits.py): fragmentation, applying, describing and verifying an edit."""
+"""Tests of one T5 edit (evaluators/tracks/identity_blinded/edits.py): fragmentation, applying, describing and
+verifying an edit."""
 # ruff: noqa: D103
 
 from __future__ import annotations
@@ -7,8 +8,8 @@ import pytest
 from rdkit import Chem
 from rdkit.Chem import rdMMPA
 
-from evaluators import edits as E
-from evaluators.chem import canonical_smiles
+from evaluators.notations.smiles import canonical_smiles
+from evaluators.tracks.identity_blinded import edits as E
 
 # --------------------------------------------------------------------------------------------------------
 # Fragmentation

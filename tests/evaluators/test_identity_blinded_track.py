@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import evaluators.datasets as datasets
-from evaluators.chem import canonical_smiles
+from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks import TRACKS
 from evaluators.tracks.identity_blinded import (
@@ -318,7 +318,7 @@ def test_the_tool_reference_rebuilds_every_target_and_labels_it_exactly(tmp_path
     from rdkit import Chem
     from rdkit.Chem import Crippen
 
-    from evaluators.opsin import names_to_smiles
+    from evaluators.answers.opsin import names_to_smiles
 
     tools = _load_submission(monkeypatch, "rdkit-opsin-tools", "tools.py")
     def names_to_mols(names):

@@ -1,15 +1,15 @@
-"""Tests for ``evaluators.metrics``: hand-computed cases and properties shared by every registered metric."""
+"""Tests for the metric registry and AMORE's rank metrics: hand-computed cases and properties shared by every
+registered metric."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from evaluators.metrics import (
-    METRICS,
+from evaluators.metrics import METRICS, higher_is_better
+from evaluators.tracks.amore.metrics import (
     RANK_METRICS,
     accuracy_at_k_score,
-    higher_is_better,
     mean_reciprocal_rank_score,
     recall_at_k_curve,
 )

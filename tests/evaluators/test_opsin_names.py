@@ -1,4 +1,5 @@
-"""OPSIN on the host (evaluators/opsin.py): batches stay aligned, bad names are None, nothing lands in cwd."""
+"""OPSIN on the host (evaluators/answers/opsin.py): batches stay aligned, bad names are None, nothing lands in
+cwd."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import shutil
 
 import pytest
 
-from evaluators.chem import canonical_smiles
-from evaluators.opsin import MAX_NAME_LENGTH, OpsinError, names_to_smiles, restore_locant_case
+from evaluators.answers.opsin import MAX_NAME_LENGTH, OpsinError, names_to_smiles, restore_locant_case
+from evaluators.notations.smiles import canonical_smiles
 
 
 @pytest.fixture(scope="module")

@@ -31,7 +31,7 @@ from evaluators.tracks.prompt_robustness import (
     PromptRobustnessTrack,
     sample,
 )
-from evaluators.tracks.prompt_templates import load_template_sets
+from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
 MOLECULES = [
     {"id": "1", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},
@@ -461,7 +461,7 @@ def tools(monkeypatch):
     spec = importlib.util.spec_from_file_location("rdkit_opsin_tools_under_test", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from evaluators.opsin import names_to_smiles
+    from evaluators.answers.opsin import names_to_smiles
 
     def names_to_mols(names):
         return [Chem.MolFromSmiles(s) if s else None for s in names_to_smiles(names)]

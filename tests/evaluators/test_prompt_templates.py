@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from evaluators.tracks.prompt_templates import (
+from evaluators.tracks.prompt_robustness.templates import (
     MIN_TEMPLATES,
     TEMPLATES_FILE,
     load_template_sets,

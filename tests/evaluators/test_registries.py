@@ -9,9 +9,9 @@ import re
 import pytest
 
 from evaluators.adapters import ADAPTERS
-from evaluators.augmentations import AUGMENTATIONS
 from evaluators.datasets import DATASETS
 from evaluators.metrics import METRICS
+from evaluators.notations.augmentations import AUGMENTATIONS
 from evaluators.schema import LABEL, NAME
 from evaluators.tracks import TRACKS, Track, TrackOptions, benchmark_version
 

@@ -1,4 +1,4 @@
-"""Tests for ``evaluators.retrieval``: exact ranks with the half-tie rule (SPEC section 4, T1).
+"""Tests for ``evaluators.tracks.amore.retrieval``: exact ranks with the half-tie rule (SPEC section 4, T1).
 
 The ranks are compared with (a) a brute-force loop that implements the definition literally and
 (b) a k = N FAISS flat search, on random data that includes exact ties (duplicate gallery rows,
@@ -11,7 +11,12 @@ import faiss
 import numpy as np
 import pytest
 
-from evaluators.retrieval import DISTANCES, bidirectional_ranks, retrieval_ranks, retrieval_ranks_and_ties
+from evaluators.tracks.amore.retrieval import (
+    DISTANCES,
+    bidirectional_ranks,
+    retrieval_ranks,
+    retrieval_ranks_and_ties,
+)
 
 
 def _distance(q: np.ndarray, g: np.ndarray, distance: str) -> float:

@@ -7,7 +7,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from evaluators.retrieval import bidirectional_ranks_many
+from evaluators.tracks.amore.retrieval import bidirectional_ranks_many
 
 
 @pytest.mark.slow

@@ -10,8 +10,8 @@ import pytest
 from rdkit import Chem
 from rdkit.Chem import MACCSkeys, rdFingerprintGenerator
 
-from evaluators import similarity
-from evaluators.similarity import (
+from evaluators.answers import similarity
+from evaluators.answers.similarity import (
     FINGERPRINTS,
     absolute_error,
     atom_f1,

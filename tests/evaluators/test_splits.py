@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from evaluators.splits import murcko_scaffold, scaffold_split
+from evaluators.tracks.downstream.splits import murcko_scaffold, scaffold_split
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""T3 data sets (evaluators/text_datasets.py): records of the real files, format errors, the host's copy.
+"""T3 data sets (evaluators/datasets/text.py): records of the real files, format errors, the host's copy.
 
 The two downloaded sets come through ``benchmark_data`` (the mirror ``CHEMROBUST_DATA_DIR`` holds them as
 ``smiles_iupac/`` and ``reactions_smiles_iupac/``); ``freesolv`` is built into a temporary state folder.
@@ -14,10 +14,10 @@ import shutil
 
 import pytest
 
-from evaluators.chem import canonical_smiles
 from evaluators.datasets import DATASETS, load_dataset, load_records, split_components
-from leaderboard.execution import data as host_data
-from leaderboard.execution.data import DataError, prepare_dataset
+from evaluators.notations.smiles import canonical_smiles
+from leaderboard.data import prepare as host_data
+from leaderboard.data.prepare import DataError, prepare_dataset
 
 T3_SETS = ("pubchem-names", "smiles-iupac-pairs", "reactions-smiles-iupac", "freesolv")
 

@@ -12,11 +12,11 @@ The rank rule is SPEC §4 T1's, with ties explicit::
     rank_i = 1 + #{j : d(x_i, x'_j) < d(x_i, x'_i)} + 1/2 · #{j != i : d(x_i, x'_j) = d(x_i, x'_i)}
 
 and Acc@k is the share of ``rank_i <= k`` (a tied 1.5 does not count for k = 1), MRR the mean of
-``1/rank_i``. Distances (documented in ``evaluators/retrieval.py``): ``l2`` squared Euclidean, ``cosine``
-1 − cosine similarity, ``inner_product`` the negated dot product; two distances are equal when they differ
-by at most 1e-9 of their magnitude. Fingerprints are 0/1 vectors, so every comparison is settled here
-in exact integer arithmetic (cosine by cross-multiplying squares), and :func:`expected_metrics` checks that
-no two distances it calls different lie within 1e-6 of each other — so exact equality and the documented
+``1/rank_i``. Distances (documented in ``evaluators/tracks/amore/retrieval.py``): ``l2`` squared Euclidean,
+``cosine`` 1 − cosine similarity, ``inner_product`` the negated dot product; two distances are equal when they
+differ by at most 1e-9 of their magnitude. Fingerprints are 0/1 vectors, so every comparison is settled here
+in exact integer arithmetic (cosine by cross-multiplying squares), and :func:`expected_metrics` checks that no
+two distances it calls different lie within 1e-6 of each other — so exact equality and the documented
 tolerance give the same ranks on this data.
 
 Not a test module: tests import it as ``tests.execution._amore_expected``.
@@ -32,7 +32,7 @@ import yaml
 from rdkit import Chem
 from rdkit.Chem import rdFingerprintGenerator
 
-from evaluators.augmentations import AUGMENTATIONS, get_augmentation
+from evaluators.notations.augmentations import AUGMENTATIONS, get_augmentation
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = "morgan-fingerprint-reference"

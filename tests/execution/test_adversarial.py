@@ -38,7 +38,7 @@ import pytest
 import yaml
 
 from evaluators.tracks import TrackOptions
-from leaderboard.execution.data import prepare_dataset
+from leaderboard.data.prepare import prepare_dataset
 from leaderboard.execution.docker_runner import OWNER_LABEL
 from leaderboard.execution.evaluate import Evaluator
 from leaderboard.execution.outfs import mounts_below

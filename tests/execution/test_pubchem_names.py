@@ -1,4 +1,4 @@
-"""The embedded ``pubchem-names`` set (leaderboard/execution/names.py): deterministic, pinned, consistent.
+"""The embedded ``pubchem-names`` set (leaderboard/data/pubchem_names.py): deterministic, pinned, consistent.
 
 Builds run OPSIN (Java): about 10 s each. Without Java they skip, except in CI, where they fail.
 """
@@ -12,11 +12,11 @@ import shutil
 
 import pytest
 
-from evaluators.chem import canonical_smiles
+from evaluators.answers.opsin import names_to_smiles
 from evaluators.datasets import DATASETS, file_sha256, load_dataset, load_records
-from evaluators.opsin import names_to_smiles
-from leaderboard.execution.data import DataError, prepare_dataset
-from leaderboard.execution.names import HEAVY_ATOMS, REASONS, build_pubchem_names
+from evaluators.notations.smiles import canonical_smiles
+from leaderboard.data.prepare import DataError, prepare_dataset
+from leaderboard.data.pubchem_names import HEAVY_ATOMS, REASONS, build_pubchem_names
 
 NAME = "pubchem-names"
 

@@ -103,7 +103,7 @@ def test_the_methodology_page_explains_the_metrics(built) -> None:
 
 
 def test_item_values_average_to_the_reported_adjusted_consistency() -> None:
-    from evaluators import consistency as cm
+    from evaluators.tracks.consistency import metrics as cm
     from leaderboard.site.extensions.consistency import item_values
     from leaderboard.site.sitedata import SiteData
 

@@ -230,7 +230,7 @@ def test_chebi_ids_link_to_chebi() -> None:
 
 
 def test_every_declared_id_source_has_a_link_and_names_come_from_fields() -> None:
-    from evaluators.dataset_specs import ID_SOURCES
+    from evaluators.datasets.specs import ID_SOURCES
 
     assert set(ID_LINKS) == set(ID_SOURCES)
     declared = {name: DATASETS.get(name).id_source for name in DATASETS.names()}

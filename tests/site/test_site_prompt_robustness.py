@@ -15,7 +15,7 @@ import re
 import pandas as pd
 import pytest
 
-from evaluators.tracks.prompt_scores import over_templates
+from evaluators.tracks.prompt_robustness.scores import over_templates
 from leaderboard.ranking.item_table import point_table
 from leaderboard.site.build import build_site, generate_pages, write_exports
 from tests.site import _builders as b
@@ -129,7 +129,7 @@ def test_rank_flips_count_the_template_pairs_that_reorder_the_models(built) -> N
 
 
 def test_the_methodology_shows_every_template_word_for_word(built) -> None:
-    from evaluators.tracks.prompt_templates import load_template_sets
+    from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
     text = b.text(built["public"] / "methodology" / "index.html")
     for s in load_template_sets():

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 from rdkit import Chem
 
+from evaluators.answers.opsin import names_to_smiles
 from evaluators.datasets import load_records
-from evaluators.opsin import names_to_smiles
-from leaderboard.execution import data as data_module
-from leaderboard.execution.data import prepare_dataset
-from leaderboard.execution.names import HEAVY_ATOMS, REASONS, read_table
+from leaderboard.data import prepare as data_module
+from leaderboard.data.prepare import prepare_dataset
+from leaderboard.data.pubchem_names import HEAVY_ATOMS, REASONS, read_table
 from leaderboard.settings import Settings
 from leaderboard.tools import name_corpus
 from leaderboard.tools.name_corpus import (

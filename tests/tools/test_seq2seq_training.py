@@ -15,7 +15,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
-from evaluators.tracks.consistency_tasks import TASKS, truth  # noqa: E402
+from evaluators.asking.tasks import TASKS, truth  # noqa: E402
 from leaderboard.tools.seq2seq_data import (  # noqa: E402
     TRAINED_TASKS,
     build_tokenizer,

@@ -11,8 +11,8 @@ from rdkit import Chem
 
 from evaluators.adapters import ModelConfig, load_adapter
 from evaluators.datasets import load_dataset
-from leaderboard.execution import data as data_module
-from leaderboard.execution.data import prepare_dataset
+from leaderboard.data import prepare as data_module
+from leaderboard.data.prepare import prepare_dataset
 from leaderboard.intake.manifest import load_submission
 from leaderboard.tools.corpus import build_corpus, corpus_sha256
 from leaderboard.tools.smiles_tokenizer import SPECIAL_TOKENS, build_tokenizer, build_vocab, split_smiles

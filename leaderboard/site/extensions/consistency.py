@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators import consistency as cm
+from evaluators.tracks.consistency import metrics as cm
 from leaderboard.markdown import code, esc, table
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension

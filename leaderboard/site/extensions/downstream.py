@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from evaluators.probes import N_FOLDS
 from evaluators.tracks.downstream import DOWNSTREAM_TASKS, N_BOOT, ORIGINAL, SPLIT_FRACTIONS, WORST
+from evaluators.tracks.downstream.probes import N_FOLDS
 from leaderboard.markdown import NO_VALUE, code, esc, link, table
 from leaderboard.ranking.copeland import copeland_ranking
 from leaderboard.ranking.stability import kendall_tau_b

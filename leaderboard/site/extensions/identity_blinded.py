@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
+from evaluators.datasets.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
 from evaluators.tracks.identity_blinded import (
     CONDITIONS,
     LAYOUT,

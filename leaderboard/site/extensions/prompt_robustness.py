@@ -248,10 +248,10 @@ def methodology() -> list[str]:
     """T4's design, metrics and every template, word for word."""
     out = [
         "The prompt-robustness track [1] asks every question in six wordings (templates, written by the "
-        "maintainers and reviewed like code: `evaluators/tracks/prompt_templates.json`) and, where the "
-        "data allow, in SMILES and as an IUPAC name (reactions also as molecular formulas). Every template "
-        "of a task names the same inputs and ends with the same answer-format sentence; only the wording "
-        f"differs. Each data set contributes a fixed sample of {ITEMS_PER_DATASET} records "
+        "maintainers and reviewed like code: `evaluators/tracks/prompt_robustness/prompt_templates.json`) "
+        "and, where the data allow, in SMILES and as an IUPAC name (reactions also as molecular formulas). "
+        "Every template of a task names the same inputs and ends with the same answer-format sentence; only "
+        f"the wording differs. Each data set contributes a fixed sample of {ITEMS_PER_DATASET} records "
         "(the first in sha256(seed | id) order). Answers are extracted and normalised by fixed rules, as "
         "in the consistency track; no judge model.",
         "",

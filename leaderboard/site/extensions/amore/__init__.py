@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from evaluators.augmentations import AUGMENTATIONS
+from evaluators.notations.augmentations import AUGMENTATIONS
 from leaderboard.markdown import code, table
 from leaderboard.ranking.uncertainty import item_values_from_ranks
 from leaderboard.site.blocks import Figures

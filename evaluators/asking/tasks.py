@@ -1,0 +1,196 @@
+"""The questions of the consistency track (T3) as data: one :class:`Task` per question and representation.
+
+Like lm-evaluation-harness task configs, a task is declared, not coded: a prompt template with one
+``{molecule}`` slot, the phrase that introduces the molecule in each representation (the only words that
+differ between the SMILES and the IUPAC version of a question), what kind of answer it expects
+(:data:`evaluators.answers.ANSWER_KINDS`), its decoding budget, and the record fields it needs. The ground
+truth of every task is computed on the host from the record (:func:`truth`), never shown to the model.
+
+Representations (SPEC §4 T3): ``smiles`` (RDKit canonical SMILES), ``iupac`` (the systematic name) and
+``randomized`` (a random-atom-order SMILES, seeded per item:
+:mod:`evaluators.notations.augmentations.random_order`). Pairs compared: ``smiles-iupac`` (the paper's) and
+``smiles-randomized``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PAIRS", "REPRESENTATIONS", "TASKS", "Task", "applicable", "input_structures", "truth"]
+
+REPRESENTATIONS = ("smiles", "iupac", "randomized")
+#: Pairs of representations whose answers are compared, as ``a-b``.
+PAIRS = ("smiles-iupac", "smiles-randomized")
+
+#: How a molecule is introduced in each representation (the rest of a question is word for word the same).
+_MOLECULE = {
+    "smiles": "the molecule with the SMILES {text}",
+    "iupac": "the molecule named {text}",
+    "randomized": "the molecule with the SMILES {text}",
+}
+#: How reactants are introduced (forward reaction prediction, the paper's wording).
+_REACTANTS = {
+    "smiles": "the SMILES strings of the reactants and reagents, {text},",
+    "iupac": "the IUPAC names of the reactants and reagents, {text},",
+    "randomized": "the SMILES strings of the reactants and reagents, {text},",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One question of the track.
+
+    Attributes
+    ----------
+    name : str
+        Result label (the ``task`` dimension).
+    label : str
+        Display label.
+    template : str
+        The question with a ``{molecule}`` slot.
+    answer : dict of str to str
+        Answer kind per representation (``name`` where the model is asked for a name).
+    needs : tuple of str
+        Record fields the task needs (non-empty); a data set without them does not pose it.
+    max_new_tokens : int
+        Generation budget of one answer.
+    reactions : bool
+        The molecule slot holds reactants (``.``-separated components), not one molecule.
+    numeric : bool
+        Answers are numbers (MSE metrics) rather than categories (agreement metrics).
+    echo_is_no_answer : bool
+        An answer that repeats an input molecule (the whole input or one of its components) is not a
+        prediction and counts as unusable: otherwise copying the question would be perfectly consistent.
+    """
+
+    name: str
+    label: str
+    template: str
+    answer: dict[str, str]
+    needs: tuple[str, ...]
+    max_new_tokens: int
+    reactions: bool = False
+    numeric: bool = False
+    echo_is_no_answer: bool = False
+
+    def prompt(self, representation: str, text: str) -> str:
+        """Return the question about ``text``, which is written in ``representation``."""
+        intro = (_REACTANTS if self.reactions else _MOLECULE)[representation].format(text=text)
+        return self.template.format(molecule=intro)
+
+    def definition(self) -> dict[str, Any]:
+        """Everything about the task that determines results (part of the benchmark version)."""
+        return {
+            "name": self.name,
+            "template": self.template,
+            "phrases": dict(_REACTANTS if self.reactions else _MOLECULE),
+            "answer": dict(self.answer),
+            "needs": list(self.needs),
+            "max_new_tokens": self.max_new_tokens,
+            "echo_is_no_answer": self.echo_is_no_answer,
+        }
+
+
+TASKS: tuple[Task, ...] = (
+    Task(
+        name="translation",
+        label="Name ↔ structure translation",
+        # Asked for a name from a SMILES and for a SMILES from a name: both answers normalise to a structure.
+        template="Translate {molecule} into the other notation: give its IUPAC name if you were given a "
+        "SMILES, or its SMILES if you were given a name. Answer with the name or SMILES only.",
+        answer={"smiles": "name", "iupac": "smiles", "randomized": "name"},
+        needs=("smiles", "iupac"),
+        max_new_tokens=128,
+    ),
+    Task(
+        name="formula",
+        label="Molecular formula",
+        template="What is the molecular formula of {molecule}? Answer with the formula only.",
+        answer={"smiles": "formula", "iupac": "formula", "randomized": "formula"},
+        needs=("smiles", "iupac"),
+        max_new_tokens=32,
+    ),
+    Task(
+        name="lipinski",
+        label="Lipinski's rule of five (yes/no)",
+        template="Does {molecule} satisfy Lipinski's rule of five (at most one violation of: molecular "
+        "weight ≤ 500, logP ≤ 5, ≤ 5 hydrogen-bond donors, ≤ 10 hydrogen-bond acceptors)? Answer yes or no.",
+        answer={"smiles": "label", "iupac": "label", "randomized": "label"},
+        needs=("smiles", "iupac"),
+        max_new_tokens=8,
+    ),
+    Task(
+        name="hydration_free_energy",
+        label="Hydration free energy (kcal/mol)",
+        template="What is the hydration free energy of {molecule} in water, in kcal/mol? Answer with a "
+        "number only.",
+        answer={"smiles": "number", "iupac": "number", "randomized": "number"},
+        needs=("smiles", "iupac", "value"),
+        max_new_tokens=16,
+        numeric=True,
+    ),
+    Task(
+        name="reaction",
+        label="Forward reaction prediction (product as SMILES)",
+        template="Based on {molecule} predict the SMILES string of the product. Please output the product "
+        "directly.",
+        answer={"smiles": "smiles", "iupac": "smiles", "randomized": "smiles"},
+        needs=("reactants_smiles", "reactants_iupac", "product_smiles"),
+        max_new_tokens=128,
+        reactions=True,
+        echo_is_no_answer=True,
+    ),
+)
+
+
+def applicable(records: list[dict[str, str]]) -> list[Task]:
+    """Tasks every record of a data set can pose (all their fields present and non-empty)."""
+    if not records:
+        return []
+    return [t for t in TASKS if all(all(str(r.get(f) or "").strip() for f in t.needs) for r in records)]
+
+
+def truth(task: Task, record: dict[str, str]) -> Any:
+    """Return the normalised true answer of ``task`` on ``record`` (host side; RDKit), or ``None``.
+
+    translation: the canonical SMILES of the molecule; formula: its Hill formula (element counts, charges
+    left out, as the answers are normalised); lipinski: at most one of MW > 500, Crippen logP > 5,
+    > 5 H-bond donors, > 10 acceptors (RDKit's Lipinski definitions); hydration_free_energy: the record's
+    value; reaction: the canonical SMILES of the recorded product.
+    """
+    from evaluators.answers import normalise_formula
+    from evaluators.notations.smiles import canonical_smiles
+
+    if task.name == "reaction":
+        return canonical_smiles(record["product_smiles"])
+    if task.name == "hydration_free_energy":
+        return float(record["value"])
+    from rdkit import Chem
+    from rdkit.Chem import Crippen, Descriptors, Lipinski, rdMolDescriptors
+
+    mol = Chem.MolFromSmiles(record["smiles"])
+    if mol is None:
+        return None
+    if task.name == "translation":
+        return Chem.MolToSmiles(mol)
+    if task.name == "formula":
+        return normalise_formula(rdMolDescriptors.CalcMolFormula(mol))
+    if task.name == "lipinski":
+        violations = (
+            Descriptors.MolWt(mol) > 500,
+            Crippen.MolLogP(mol) > 5,
+            Lipinski.NumHDonors(mol) > 5,
+            Lipinski.NumHAcceptors(mol) > 10,
+        )
+        return sum(violations) <= 1
+    raise KeyError(f"no ground truth for task {task.name!r}")
+
+
+def input_structures(task: Task, record: dict[str, str]) -> set[str]:
+    """Canonical SMILES of the input molecules of ``record``: all of them together and each component."""
+    from evaluators.notations.smiles import canonical_smiles
+
+    source = record["reactants_smiles" if task.reactions else "smiles"]
+    found = {canonical_smiles(source), *(canonical_smiles(part) for part in source.split("."))}
+    return {s for s in found if s}

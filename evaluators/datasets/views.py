@@ -1,0 +1,98 @@
+r"""Label-free views of a data set: what a container sees when the labels must stay on the host.
+
+The downstream track (T2) fits probes on the host with the data set's labels; the model only has to embed
+strings. The host therefore writes a *view* — the rows a track's
+:meth:`~evaluators.tracks.Track.container_view`
+returns, here ``id, split, smiles`` — to ``<job data>/<set>/view.csv`` and mounts that folder at
+``/data`` instead of the data set's files, and ``job.json`` carries the view's sha256
+(:class:`evaluators.schema.DataView`). Inside the container :func:`read_view` refuses a view whose bytes do
+not hash to it, and :func:`view_dataset` turns it into the :class:`LoadedDataset` a track runs on.
+
+The file format is fixed (UTF-8 CSV, ``\n`` line ends, header = the columns in the order given), so the
+same rows always give the same bytes and the same hash.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+from evaluators.datasets.specs import LoadedDataset, Molecule, SkippedMolecule
+from evaluators.notations.smiles import canonical_smiles
+
+__all__ = ["VIEW_FILE", "ViewError", "read_view", "view_bytes", "view_dataset", "write_view"]
+
+#: The view's file name inside ``/data/<set>/``.
+VIEW_FILE = "view.csv"
+
+
+class ViewError(ValueError):
+    """A view is missing, malformed, or does not hash to what the job says."""
+
+
+def view_bytes(rows: Sequence[dict[str, str]], columns: Sequence[str]) -> bytes:
+    r"""Serialise ``rows`` (only ``columns``, in that order) in the view's fixed CSV form.
+
+    Examples
+    --------
+    >>> view_bytes([{"id": "1", "smiles": "CCO", "label": "3.1"}], ["id", "smiles"])
+    b'id,smiles\n1,CCO\n'
+    """
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(columns)
+    writer.writerows([str(row[c]) for c in columns] for row in rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+def write_view(rows: Sequence[dict[str, str]], columns: Sequence[str], folder: Path, dataset: str) -> str:
+    """Write the view of ``dataset`` to ``folder/<dataset>/view.csv`` (world-readable); return its sha256.
+
+    The folder is what the host mounts at ``/data``; the container runs as another user, hence the modes.
+    """
+    blob = view_bytes(rows, columns)
+    target = Path(folder) / dataset
+    target.mkdir(parents=True, exist_ok=True)
+    for path in (Path(folder), target):
+        path.chmod(0o755)
+    (target / VIEW_FILE).write_bytes(blob)
+    (target / VIEW_FILE).chmod(0o644)
+    return hashlib.sha256(blob).hexdigest()
+
+
+def read_view(data_dir: Path, dataset: str, sha256: str) -> list[dict[str, str]]:
+    """Read ``data_dir/<dataset>/view.csv`` after checking that it hashes to ``sha256``.
+
+    Raises
+    ------
+    ViewError
+        If the file is missing, hashes otherwise, or has no ``id`` and ``smiles`` columns.
+    """
+    path = Path(data_dir) / dataset / VIEW_FILE
+    if not path.is_file():
+        raise ViewError(f"data view {path} not found: the host writes it for this job")
+    blob = path.read_bytes()
+    actual = hashlib.sha256(blob).hexdigest()
+    if actual != sha256:
+        raise ViewError(f"data view {path} has sha256 {actual}, the job expects {sha256}")
+    reader = csv.DictReader(io.StringIO(blob.decode("utf-8")))
+    if not {"id", "smiles"} <= set(reader.fieldnames or []):
+        raise ViewError(f"data view {path}: columns {reader.fieldnames} lack 'id' and 'smiles'")
+    return list(reader)
+
+
+def view_dataset(rows: Sequence[dict[str, str]]) -> LoadedDataset:
+    """Return the :class:`LoadedDataset` of a view.
+
+    Its molecules (unparsable ones skipped, with the reason) and the rows as records.
+    """
+    molecules, skipped = [], []
+    for row in rows:
+        if canonical_smiles(row["smiles"]) is None:
+            skipped.append(SkippedMolecule(row["id"], row["smiles"], "RDKit cannot parse the SMILES"))
+        else:
+            molecules.append(Molecule(row["id"], row["smiles"]))
+    return LoadedDataset(molecules, skipped, [dict(r) for r in rows])

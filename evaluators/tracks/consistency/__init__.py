@@ -1,0 +1,286 @@
+"""T3 — cross-representation consistency of generative models (SPEC §4 T3).
+
+Paper: Yan et al., "Inconsistency of LLMs in molecular representations"
+(``../shared/papers/smiles-iupac-consistency.txt``). Every question of :data:`TASKS` is asked about the
+same molecules written as canonical SMILES, as IUPAC names and as randomized SMILES; a model that
+understands the molecule gives the same answer whichever way it is written.
+
+Two halves, on two sides of the sandbox:
+
+- :meth:`ConsistencyTrack.run` (inside the container) only asks: it builds the prompts from the data set's
+  records, calls the adapter's ``generate`` in chunks and writes one JSON line per request to
+  ``completions.jsonl`` (id, completion, finish reason, token counts). It returns no metric rows, and the
+  reference answers never enter the container.
+- :meth:`ConsistencyTrack.score` (on the host, after the run) reads those lines back as untrusted data,
+  extracts and normalises each answer by fixed rules (:mod:`evaluators.answers`: RDKit, OPSIN in batches),
+  compares them with the ground truth computed from the records (:func:`consistency_tasks.truth`) and
+  with each other (:mod:`evaluators.tracks.consistency.metrics`), and writes the per-item table
+  ``answers.csv.gz``.
+
+Rows: per (task, pair of representations) the agreement metrics — consistency, chance, adjusted, false
+consistency, raw string agreement (numeric tasks: the MSE forms) — and per (task, representation) the
+accuracy (numeric: MSE against the truth), the share of unusable answers and the item count. The headline
+is the adjusted consistency of every task and pair.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+from evaluators.adapters import GenerationRequest
+from evaluators.asking import (
+    COMPLETIONS,
+    SHOWN_CHARS,
+    AskingTrack,
+    Question,
+    cell,
+    normalise_answers,
+    read_completions,
+    write_table,
+)
+from evaluators.asking.tasks import (
+    PAIRS,
+    REPRESENTATIONS,
+    TASKS,
+    Task,
+    applicable,
+    input_structures,
+    truth,
+)
+from evaluators.metrics import register_metric
+from evaluators.notations.augmentations import get_augmentation
+from evaluators.notations.smiles import canonical_smiles
+from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
+from evaluators.tracks import TRACKS
+from evaluators.tracks.consistency import metrics as cm
+
+ANSWERS = "answers.csv.gz"
+#: Greedy decoding; answers end at a blank line (the first line is the answer, see evaluators.answers).
+TEMPERATURE = 0.0
+STOP = ("\n\n",)
+
+for _spec in (
+    MetricSpec("consistency", True, "consistency", "Share of items whose two normalised answers agree.", 0.0,
+               1.0),
+    MetricSpec("chance_consistency", False, "chance", "Agreement of two random predictions: Σ p(y)².", 0.0,
+               1.0),
+    MetricSpec("adjusted_consistency", True, "adjusted consistency", "Consistency − chance.", -1.0, 1.0),
+    MetricSpec("false_consistency", False, "false consistency",
+               "Agreement among the items both representations answer wrongly.", 0.0, 1.0),
+    MetricSpec("raw_agreement", True, "raw agreement",
+               "Share of items whose raw completions are identical (the paper's string match).", 0.0, 1.0),
+    MetricSpec("missing_share", False, "unusable answers",
+               "Share of items without an answer that normalises (invalid SMILES, unparsable name …).",
+               0.0, 1.0),
+    MetricSpec("mse_consistency", False, "MSE between representations",
+               "Mean squared difference of the two representations' numeric answers.", 0.0),
+    MetricSpec("mse_chance", False, "chance MSE", "2·Var of all numeric answers (two random draws).", 0.0),
+    MetricSpec("mse_adjusted", True, "adjusted consistency (MSE)",
+               "Chance MSE − MSE between representations."),
+    MetricSpec("mse_error", False, "MSE vs truth", "Mean squared error of the answered items.", 0.0),
+):  # fmt: skip
+    register_metric(_spec)
+
+
+@TRACKS.register("consistency")
+class ConsistencyTrack(AskingTrack):
+    """Same question, different notation: do a generative model's answers agree, and are they right."""
+
+    name = "consistency"
+    #: 2: formulas name each element once; a reaction answer that repeats an input is no prediction.
+    version = 2
+    main_metric = "adjusted_consistency"
+    description = (
+        "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
+        "and as a randomized SMILES; consistent models give the same answer."
+    )
+    citation = (
+        "Yan, B. et al. Inconsistency of LLMs in molecular representations. Digital Discovery (2025)."
+    )
+    dimensions = (
+        Dimension("task", "The question asked.", values=tuple(t.name for t in TASKS),
+                  labels=tuple((t.name, t.label) for t in TASKS)),
+        Dimension("pair", "Two representations whose answers are compared (`-` for one representation).",
+                  values=PAIRS,
+                  labels=(("smiles-iupac", "SMILES ↔ IUPAC"),
+                          ("smiles-randomized", "canonical ↔ random SMILES"))),
+        Dimension("representation", "How the molecule was written (`-` for a pair).", values=REPRESENTATIONS,
+                  labels=(("smiles", "canonical SMILES"), ("iupac", "IUPAC name"),
+                          ("randomized", "randomized SMILES"))),
+    )  # fmt: skip
+    metrics = (
+        "consistency", "chance_consistency", "adjusted_consistency", "false_consistency", "raw_agreement",
+        "accuracy", "missing_share", "mse_consistency", "mse_chance", "mse_adjusted", "mse_error", "n_items",
+    )  # fmt: skip
+    headline = (
+        Criterion(
+            metric="adjusted_consistency",
+            where=(("representation", "-"),),
+            per=("task", "pair"),
+            label="Adjusted consistency (agreement beyond chance) per task and pair of representations",
+        ),
+        Criterion(
+            metric="mse_adjusted",
+            where=(("representation", "-"),),
+            per=("task", "pair"),
+            label="Adjusted consistency of numeric answers (chance MSE − MSE between representations)",
+        ),
+    )
+    tables = (
+        TableSpec(
+            name="answers",
+            file="answers.csv.gz",
+            columns=("task", "representation", "id", "input", "completion", "answer", "correct"),
+            description=(
+                "Every question and answer: the input as the model saw it, its completion (first "
+                f"{SHOWN_CHARS} characters), the normalised answer and whether it is correct — the per-item "
+                "explorer shows the two representations side by side."
+            ),
+            artifact=ANSWERS,
+        ),
+    )
+    artifacts = (COMPLETIONS,)
+    artifact_max_bytes = 64 * 1024**2
+
+    # ------------------------------------------------------------------ what is asked
+
+    def definition(self) -> dict[str, Any]:  # noqa: D102
+        return {
+            "tasks": [t.definition() for t in TASKS],
+            "representations": list(REPRESENTATIONS),
+            "pairs": list(PAIRS),
+            "randomized": asdict(get_augmentation("random_order", self.options.seed).description),
+            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+        }
+
+    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every request of a run on ``records``, in a fixed order (task, representation, record)."""
+        randomizer = get_augmentation("random_order", self.options.seed)
+        out = []
+        for task in applicable(list(records)):
+            for representation in REPRESENTATIONS:
+                for record in records:
+                    text = _written(task, representation, record, randomizer)
+                    request = GenerationRequest(
+                        id=f"{task.name}|{representation}|{record['id']}",
+                        prompt=task.prompt(representation, text),
+                        max_new_tokens=task.max_new_tokens,
+                        temperature=TEMPERATURE,
+                        seed=self.options.seed,
+                        stop=STOP,
+                    )
+                    kind = task.answer[representation]
+                    out.append(Question(request, task, representation, str(record["id"]), text, kind))
+        return out
+
+    def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
+        """Extract, normalise and score the completions against truths computed here (module docstring)."""
+        from evaluators.datasets import load_records
+
+        records = load_records(result.dataset, data_dir, limit=self.options.limit)
+        questions = self.questions(records)
+        texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
+        by_record = {str(r["id"]): r for r in records}
+        answers = normalise_answers(questions, texts)
+        for q in questions:
+            if not q.task.echo_is_no_answer:
+                continue
+            if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
+                answers[q.request.id] = None  # the question repeated back: no prediction
+        # One truth per task and item (each is asked in three representations).
+        tasks = {q.task.name: q.task for q in questions}
+        keys = dict.fromkeys((q.task.name, q.item) for q in questions)
+        truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
+        rows = _rows(questions, texts, answers, truths)
+        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)
+        counts = {**result.counts, "n_malformed_lines": malformed,
+                  "n_missing_completions": sum(q.request.id not in texts for q in questions)}  # fmt: skip
+        return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
+
+
+def _written(task: Task, representation: str, record: dict[str, str], randomizer) -> str:
+    """Write the molecule (or the reactants) of ``record`` in ``representation``."""
+    if representation == "iupac":
+        return record["reactants_iupac" if task.reactions else "iupac"]
+    source = record["reactants_smiles" if task.reactions else "smiles"]
+    parts = source.split(".") if task.reactions else [source]
+    written = []
+    for k, part in enumerate(parts):
+        canonical = canonical_smiles(part) or part
+        if representation == "randomized":
+            pair = randomizer.apply(f"{record['id']}:{k}", part, canonical)
+            # An unparsable component stays as written: the model sees what the data set holds.
+            if pair.augmented is not None and pair.status != "excluded":
+                canonical = pair.augmented
+        written.append(canonical)
+    return ".".join(written)
+
+
+def _rows(questions, texts, answers, truths) -> list[MetricRow]:
+    def row(task: str, pair: str, representation: str, metric: str, value: float) -> MetricRow:
+        dims = (("task", task), ("pair", pair), ("representation", representation))
+        return MetricRow(dims, metric, float(value))
+
+    grouped: dict[tuple[str, str], list[Question]] = {}
+    for q in questions:
+        grouped.setdefault((q.task.name, q.representation), []).append(q)
+    rows: list[MetricRow] = []
+    tasks = {q.task.name: q.task for q in questions}
+    for (name, representation), qs in grouped.items():
+        task = tasks[name]
+        got = [answers[q.request.id] for q in qs]
+        want = [truths[(name, q.item)] for q in qs]
+        values = {"n_items": len(qs), "missing_share": cm.missing_share(got)}
+        if task.numeric:
+            values["mse_error"] = cm.numeric_error_mse(got, want)
+        else:
+            values["accuracy"] = cm.accuracy(got, want)
+        rows += [row(name, "-", representation, m, v) for m, v in values.items() if math.isfinite(v)]
+    for name, task in tasks.items():
+        for pair in PAIRS:
+            a_rep, b_rep = pair.split("-")
+            if (name, a_rep) not in grouped or (name, b_rep) not in grouped:
+                continue
+            items = [q.item for q in grouped[(name, a_rep)]]
+            a = [answers[f"{name}|{a_rep}|{i}"] for i in items]
+            b = [answers[f"{name}|{b_rep}|{i}"] for i in items]
+            if task.numeric:
+                values = {
+                    "mse_consistency": cm.numeric_consistency_mse(a, b),
+                    "mse_chance": cm.numeric_chance_mse(a, b),
+                    "mse_adjusted": cm.numeric_adjusted_consistency(a, b),
+                }
+            else:
+                want = [truths[(name, i)] for i in items]
+                raw_a = [texts.get(f"{name}|{a_rep}|{i}", "") for i in items]
+                raw_b = [texts.get(f"{name}|{b_rep}|{i}", "") for i in items]
+                values = {
+                    "consistency": cm.consistency(a, b),
+                    "chance_consistency": cm.chance_consistency(a, b),
+                    "adjusted_consistency": cm.adjusted_consistency(a, b),
+                    "false_consistency": cm.false_consistency(a, b, want),
+                    "raw_agreement": cm.raw_agreement(raw_a, raw_b),
+                }
+            rows += [row(name, pair, "-", m, v) for m, v in values.items() if math.isfinite(v)]
+    return rows
+
+
+def _write_answers(path: Path, questions, texts, answers, truths) -> None:
+    """Write the per-item table (:data:`ConsistencyTrack.tables`)."""
+
+    def rows():
+        for q in questions:
+            answer, want = answers[q.request.id], truths[(q.task.name, q.item)]
+            correct = "" if q.task.numeric else ("1" if answer is not None and answer == want else "0")
+            completion = texts.get(q.request.id)
+            yield [
+                q.task.name, q.representation, q.item, q.shown[:SHOWN_CHARS],
+                "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
+                cell(answer)[:SHOWN_CHARS], correct,
+            ]  # fmt: skip
+
+    write_table(path, ConsistencyTrack.tables[0].columns, rows())

@@ -1,0 +1,372 @@
+"""T5 — identity-blinded diagnostic of generative models: a property of a molecule shown only as an edit.
+
+Paper: Su et al., *Beyond Benchmark Accuracy: A Diagnostic Test for LLM Chemical Prediction*
+(``../shared/papers/identity-blinded-reasoning-diagnostic.txt``); issue 14. Every record of the data set
+``edit-pairs`` (:mod:`evaluators.datasets.edit_pairs`) is a pair: a source molecule, a structural edit in
+words and the target molecule it makes, with the task's label of both and a false source label. The property
+of the *target* is asked under four conditions, worded identically (``blinded_prompts.json``) except for the
+lines a condition adds or swaps:
+
+==========  ==============================================================================================
+condition   the prompt shows
+==========  ==============================================================================================
+C0          the target molecule
+C1          the source molecule and the edit
+C2          C1 and the source's true label
+C3          C1 and a false source label
+==========  ==============================================================================================
+
+Each in SMILES and, for pairs with both IUPAC names whose edit does not name an atom by its position in
+the source SMILES (:data:`POSITIONAL`), as IUPAC names too. Under C1 the model is also asked to write the
+target's SMILES (structure reconstruction).
+
+Two halves (:mod:`evaluators.asking`): :meth:`IdentityBlindedTrack.run` (container) asks, greedy;
+:meth:`IdentityBlindedTrack.score` (host) normalises and scores with
+:mod:`evaluators.tracks.identity_blinded.metrics` (:mod:`evaluators.tracks.identity_blinded.rows`), and writes
+``blinded_answers.csv.gz`` (every answer) and ``blinded_pairs.csv.gz`` (the pairs asked, for the site's
+explorer).
+
+Headline, per task and representation (each criterion is made of per-item values, so the rank bootstrap can
+resample pairs): the C1 accuracy (binary tasks) or MAE (numeric tasks); the C2 group gap |S_c − S_i| (lower
+is better; 0 exactly when the collapse ratio is 1, and defined when a group scores 0, where the ratio is
+not: the source-label copier scores 0 on inconsistent pairs); and the C3 toward rate of binary tasks (lower
+is better). The collapse ratio itself, its interval and ``|ln CR|`` are reported next to them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from evaluators.adapters import GenerationRequest
+from evaluators.asking import (
+    COMPLETIONS,
+    AskingTrack,
+    Question,
+    cell,
+    normalise_answers,
+    read_completions,
+    write_table,
+)
+from evaluators.notations.smiles import canonical_smiles
+from evaluators.schema import Criterion, Dimension, TableSpec, TrackResult
+from evaluators.tracks import TRACKS
+from evaluators.tracks.identity_blinded.rows import METRIC_NAMES, Item, item_score, track_rows
+
+__all__ = ["CONDITIONS", "IdentityBlindedTrack", "POSITIONAL", "TaskWording", "load_wordings", "prompt"]
+
+TRACK = "identity_blinded"
+ANSWERS = "blinded_answers.csv.gz"
+PAIRS = "blinded_pairs.csv.gz"
+PROMPTS_FILE = Path(__file__).with_name("blinded_prompts.json")
+CONDITIONS = ("C0", "C1", "C2", "C3")
+REPRESENTATIONS = ("smiles", "iupac")
+_NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name"}
+_NAME_FIELD = {"smiles": "_smiles", "iupac": "_iupac"}
+#: An edit description naming an atom by its place in the source SMILES (:func:`.edits.describe_edit`)
+#: is meaningless next to an IUPAC name: such pairs are asked in SMILES only.
+POSITIONAL = "of the source SMILES"
+RECONSTRUCT = "reconstruct"
+TEMPERATURE = 0.0
+STOP = ("\n\n",)
+MAX_NEW_TOKENS = {"smiles": 128, "label": 8, "number": 16}
+#: Characters of a completion kept in the per-item table.
+SHOWN_CHARS = 120
+#: Bootstrap replicates of each collapse-ratio interval.
+N_BOOT = 10000
+
+
+@dataclass(frozen=True, slots=True)
+class TaskWording:
+    """One task's wording (``blinded_prompts.json``).
+
+    Attributes
+    ----------
+    task, label : str
+        Name (a task of :mod:`evaluators.tracks.identity_blinded.pairs`) and display label.
+    kind : str
+        Answer kind: ``number`` or ``label``.
+    question, instruction : str
+        The question about the target and the answer format.
+    statement : str or dict
+        The source-label sentence: ``{value}`` for numbers, ``yes``/``no`` sentences for binary tasks.
+    """
+
+    task: str
+    label: str
+    kind: str
+    question: str
+    instruction: str
+    statement: Any
+
+    def statement_of(self, value: float) -> str:
+        """Return the sentence stating a source label (numbers with two decimals)."""
+        if self.kind == "number":
+            return self.statement.format(value=f"{value:.2f}")
+        return self.statement["yes" if value else "no"]
+
+
+def load_wordings(
+    path: Path = PROMPTS_FILE,
+) -> tuple[dict[str, str], dict[str, str], tuple[TaskWording, ...]]:
+    """Load the layout lines, the reconstruction wording and the task wordings; check them.
+
+    Raises
+    ------
+    ValueError
+        When a task is unknown to :mod:`evaluators.tracks.identity_blinded.pairs`, repeats, has another answer
+        kind than its labels, or lacks a field.
+    """
+    from evaluators.datasets.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
+
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    tasks = []
+    for entry in doc["tasks"]:
+        name = entry.get("task")
+        kind = "label" if name in BINARY_LABELS else "number" if name in NUMERIC_THRESHOLDS else None
+        if kind is None or entry.get("answer") != kind:
+            raise ValueError(f"{path}: task {name!r} is unknown or its answer is not {kind!r}")
+        statement = entry["statement"]
+        if (kind == "number") != isinstance(statement, str) or (
+            kind == "label" and set(statement) != {"yes", "no"}
+        ):
+            raise ValueError(f"{path}: task {name!r}: statement must be a string with {{value}} or yes/no")
+        tasks.append(
+            TaskWording(name, entry["label"], kind, entry["question"], entry["instruction"], statement)
+        )
+    if len({t.task for t in tasks}) != len(tasks):
+        raise ValueError(f"{path}: task names repeat")
+    return doc["layout"], doc["reconstruction"], tuple(tasks)
+
+
+LAYOUT, RECONSTRUCTION, WORDINGS = load_wordings()
+_BY_TASK = {w.task: w for w in WORDINGS}
+
+
+def prompt(
+    condition: str, representation: str, record: dict[str, str], question: str, instruction: str
+) -> str:
+    """Write the prompt of one pair under one condition (module docstring); lines joined by newlines.
+
+    Parameters
+    ----------
+    condition : str
+        One of :data:`CONDITIONS`.
+    representation : str
+        ``smiles`` (canonical SMILES as stored) or ``iupac`` (the record's names).
+    record : dict
+        An ``edit-pairs`` record.
+    question, instruction : str
+        What is asked and the answer format (the same under every condition).
+    """
+    notation = _NOTATION[representation]
+    field = _NAME_FIELD[representation]
+    if condition == "C0":
+        lines = [LAYOUT["target"].format(notation=notation, molecule=record["target" + field])]
+    else:
+        lines = [LAYOUT["source"].format(notation=notation, molecule=record["source" + field])]
+        if condition in ("C2", "C3"):
+            wording = _BY_TASK[record["task"]]
+            label = float(record["source_label" if condition == "C2" else "false_source_label"])
+            lines.append(LAYOUT["label"].format(statement=wording.statement_of(label)))
+        lines += [LAYOUT["edit"].format(edit=record["edit"]), LAYOUT["link"]]
+    return "\n".join([*lines, question, instruction])
+
+
+def representations(record: dict[str, str]) -> tuple[str, ...]:
+    """Representations a pair is asked in: SMILES, and IUPAC when both names exist and no atom position."""
+    named = record.get("source_iupac") and record.get("target_iupac") and POSITIONAL not in record["edit"]
+    return REPRESENTATIONS if named else REPRESENTATIONS[:1]
+
+
+@TRACKS.register(TRACK)
+class IdentityBlindedTrack(AskingTrack):
+    """Does a model predict the edited molecule's property, or copy the source's? (SPEC §4 T5)."""
+
+    name = TRACK
+    version = 1
+    main_metric = "accuracy"
+    description = (
+        "Generative models predict a property of a target molecule given as a source molecule plus an "
+        "edit in words, with no label (C1), the source's true label (C2) or a false one (C3), against the "
+        "target shown directly (C0). The collapse ratio compares pairs whose source and target share the "
+        "label with pairs whose labels differ (1: no reliance on the source); the toward rate counts "
+        "predictions that follow a false source label."
+    )
+    citation = ("Su et al., Beyond Benchmark Accuracy: A Diagnostic Test for LLM Chemical Prediction "
+                "(identity-blinded reasoning).")  # fmt: skip
+    dimensions = (
+        Dimension("task", "The property asked about the target.", values=tuple(w.task for w in WORDINGS),
+                  labels=tuple((w.task, w.label) for w in WORDINGS)),
+        Dimension("representation", "How the molecules were written.", values=REPRESENTATIONS,
+                  labels=(("smiles", "SMILES"), ("iupac", "IUPAC name"))),
+        Dimension("condition", "What the prompt showed (C3 rows also hold the C2→C3 response).",
+                  values=CONDITIONS,
+                  labels=(("C0", "C0 target given"), ("C1", "C1 source + edit"), ("C2", "C2 + true label"),
+                          ("C3", "C3 + false label"))),
+        Dimension("group", "Label-consistent or -inconsistent pairs (`-`: all pairs, or the comparison).",
+                  values=("consistent", "inconsistent")),
+    )  # fmt: skip
+    metrics = METRIC_NAMES
+    headline = (
+        Criterion("accuracy", (("condition", "C1"), ("group", "-")), ("task", "representation"),
+                  "Accuracy of the edited molecule's label, source + edit (C1), per task and representation"),
+        Criterion("mae", (("condition", "C1"), ("group", "-")), ("task", "representation"),
+                  "MAE of the edited molecule's value, source + edit (C1), numeric tasks"),
+        Criterion("group_gap", (("condition", "C2"), ("group", "-")), ("task", "representation"),
+                  "Gap between label-consistent and -inconsistent pairs, true source label given (C2): "
+                  "|S_c − S_i|, 0 ⇔ collapse ratio 1 (lower is better)"),
+        Criterion("toward_rate", (("condition", "C3"), ("group", "-")), ("task", "representation"),
+                  "Share of C2 predictions that flip to follow a false source label (C3; lower is better)"),
+    )  # fmt: skip
+    tables = (
+        TableSpec(
+            name="blinded_answers",
+            file=ANSWERS,
+            columns=("task", "representation", "condition", "question", "id", "group", "stated", "completion",
+                     "answer", "score"),
+            description=(
+                "Every answer: the pair's task, representation and condition, the question (`property` or "
+                "`reconstruction`), the pair id and group, the source label the prompt stated (C2: true, C3: "
+                f"false; yes/no or the number shown), the completion (first {SHOWN_CHARS} "
+                "characters), the normalised answer (empty when invalid) and its score: 1/0 for a label or "
+                "a reconstructed SMILES (an invalid answer scores 0), the absolute error of a number (empty "
+                "when invalid)."
+            ),
+            artifact=ANSWERS,
+            numeric=("score",),
+        ),
+        TableSpec(
+            name="blinded_pairs",
+            file=PAIRS,
+            columns=("task", "id", "group", "source_smiles", "edit", "target_smiles", "source_label",
+                     "target_label", "false_source_label"),
+            description=(
+                "Every pair asked: its task, id and group, the source SMILES, the edit as the prompts word "
+                "it, the target SMILES, and the source's true, the target's and the false source label "
+                "(binary: 1/0). Written by the host from the data set, so the site's pair explorer can "
+                "draw what each answer was about."
+            ),
+            artifact=PAIRS,
+            numeric=("source_label", "target_label", "false_source_label"),
+        ),
+    )  # fmt: skip
+    artifacts = (COMPLETIONS,)
+    artifact_max_bytes = 64 * 1024**2
+
+    def definition(self) -> dict[str, Any]:  # noqa: D102
+        return {
+            "layout": dict(LAYOUT),
+            "reconstruction": dict(RECONSTRUCTION),
+            "tasks": [
+                {
+                    "task": w.task,
+                    "kind": w.kind,
+                    "question": w.question,
+                    "instruction": w.instruction,
+                    "statement": w.statement,
+                }
+                for w in WORDINGS
+            ],  # fmt: skip
+            "conditions": list(CONDITIONS),
+            "iupac": f"both names present and the edit does not contain {POSITIONAL!r}",
+            "max_new_tokens": dict(MAX_NEW_TOKENS),
+            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "collapse_ratio": {"n_boot": N_BOOT, "seed": self.options.seed, "level": 0.95},
+        }
+
+    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every request, in a fixed order: record, representation, condition, then the reconstruction.
+
+        Ids: ``task|condition|representation|pair id`` and ``reconstruct|C1|representation|pair id``.
+        Records of an unknown task are skipped.
+        """
+        out = []
+        for record in records:
+            wording = _BY_TASK.get(str(record.get("task", "")))
+            if wording is None:
+                continue
+            item = str(record["id"])
+            for representation in representations(record):
+                shown = record["source" + _NAME_FIELD[representation]]
+                for condition in CONDITIONS:
+                    text = prompt(condition, representation, record, wording.question, wording.instruction)
+                    molecule = record["target" + _NAME_FIELD[representation]] if condition == "C0" else shown
+                    out.append(self._question(f"{wording.task}|{condition}|{representation}|{item}", text,
+                                              wording, representation, item, molecule, wording.kind,
+                                              condition))  # fmt: skip
+                text = prompt("C1", representation, record, RECONSTRUCTION["question"],
+                              RECONSTRUCTION["instruction"])  # fmt: skip
+                out.append(self._question(f"{RECONSTRUCT}|C1|{representation}|{item}", text, wording,
+                                          representation, item, shown, "smiles", RECONSTRUCT))  # fmt: skip
+        return out
+
+    def _question(self, qid, text, wording, representation, item, shown, kind, template) -> Question:
+        request = GenerationRequest(id=qid, prompt=text, max_new_tokens=MAX_NEW_TOKENS[kind],
+                                    temperature=TEMPERATURE, seed=self.options.seed, stop=STOP)  # fmt: skip
+        return Question(request, wording, representation, item, shown, kind, template)
+
+    def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
+        """Normalise and score every answer; rows per task × representation × condition × group."""
+        from evaluators.datasets import load_records
+
+        records = load_records(result.dataset, data_dir, limit=self.options.limit)
+        by_id = {str(r["id"]): r for r in records}
+        questions = self.questions(records)
+        texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
+        answers = normalise_answers(questions, texts)
+        items = []
+        for q in questions:
+            record = by_id[q.item]
+            reconstruct = q.template == RECONSTRUCT
+            truth: Any = canonical_smiles(record["target_smiles"]) if reconstruct else _label(record, q.kind)
+            answer = answers[q.request.id]
+            items.append(Item(
+                task=q.task.task, representation=q.representation,
+                condition="C1" if reconstruct else q.template,
+                question="reconstruction" if reconstruct else "property", id=q.item,
+                group=record["group"], kind=q.kind, answer=answer, truth=truth,
+                score=item_score(q.kind, answer, truth),
+                source_label=_label(record, q.task.kind, "source_label"),
+                false_label=_label(record, q.task.kind, "false_source_label"),
+            ))  # fmt: skip
+        rows = track_rows(items, n_boot=N_BOOT, seed=self.options.seed)
+        _write_answers(out_dir / ANSWERS, questions, items, texts)
+        asked = {q.item for q in questions}
+        write_table(out_dir / PAIRS, IdentityBlindedTrack.tables[1].columns,
+                    ([r.get(c, "") for c in IdentityBlindedTrack.tables[1].columns] for r in records
+                     if str(r["id"]) in asked))  # fmt: skip
+        counts = {**result.counts, "n_malformed_lines": malformed,
+                  "n_missing_completions": sum(q.request.id not in texts for q in questions)}  # fmt: skip
+        return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS, PAIRS))
+
+
+def _label(record: dict[str, str], kind: str, column: str = "target_label") -> Any:
+    """Return a record's label as its answer kind holds it: ``bool`` (binary tasks) or ``float``.
+
+    Numbers are rounded to two decimals, as the prompts write them (the C2→C3 shift is of the shown values).
+    """
+    value = float(record[column])
+    if kind == "label":
+        return value >= 0.5
+    return round(value, 2) if column != "target_label" else value
+
+
+def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[Item], texts) -> None:
+    """Write the per-item table (:data:`IdentityBlindedTrack.tables`)."""
+
+    def rows():
+        for q, it in zip(questions, items, strict=True):
+            completion = texts.get(q.request.id)
+            stated = {"C2": it.source_label, "C3": it.false_label}.get(it.condition)
+            yield [
+                it.task, it.representation, it.condition, it.question, it.id, it.group,
+                cell(stated) if it.question == "property" else "",
+                "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
+                cell(it.answer)[:300], cell(it.score),
+            ]  # fmt: skip
+
+    write_table(path, IdentityBlindedTrack.tables[0].columns, rows())

@@ -1,0 +1,355 @@
+"""T4 — prompt robustness of generative models: many wordings of one question (SPEC §4 T4).
+
+Paper: ChemDIRT (``../shared/papers/chemdirt-instruction-representation-benchmark.txt``): equivalent wordings
+of one instruction move a model's accuracy by tens of points and reorder models. Every task of
+``prompt_templates.json`` (:mod:`evaluators.tracks.prompt_robustness.templates`) is asked with each of its
+templates and in each of its representations (SMILES, IUPAC name, and molecular formulas for reactions), about
+the same fixed sample of :data:`ITEMS_PER_DATASET` records of a data set.
+
+Two halves, as in T3 (:mod:`evaluators.asking`):
+
+- :meth:`PromptRobustnessTrack.run` (container) asks every (task, representation, template, item) once,
+  greedy, and writes ``completions.jsonl``; identical prompts are generated once. No truths enter the box.
+- :meth:`PromptRobustnessTrack.score` (host) normalises every answer, scores it against the truth computed
+  from the record (:data:`TRUTHS`; :mod:`evaluators.tracks.prompt_robustness.scores`), writes
+  ``template_answers.csv.gz`` and returns rows per template (dimension ``template`` = its id) and over
+  templates (``template`` = ``-``: mean, SD, min, max, worst, spread of the primary score).
+
+Headline: per task and representation, the mean accuracy over templates (MAE for numbers) and the
+template sensitivity, best − worst template (lower is better).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from evaluators.adapters import GenerationRequest
+from evaluators.asking import (
+    COMPLETIONS,
+    AskingTrack,
+    Question,
+    cell,
+    normalise_answers,
+    read_completions,
+    write_table,
+)
+from evaluators.metrics import register_metric
+from evaluators.notations.smiles import canonical_smiles
+from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
+from evaluators.tracks import TRACKS
+from evaluators.tracks.prompt_robustness.scores import (
+    PRIMARY,
+    SUMMARY_STATS,
+    item_scores,
+    over_templates,
+    template_metrics,
+)
+from evaluators.tracks.prompt_robustness.templates import TemplateSet, load_template_sets
+
+TRACK = "prompt_robustness"
+ANSWERS = "template_answers.csv.gz"
+#: Records asked per data set: a fixed sample (every question is asked |templates| × |representations|
+#: times, so the sample, not the data set, sets the cost).
+ITEMS_PER_DATASET = 200
+TEMPERATURE = 0.0
+STOP = ("\n\n",)
+#: Generation budget per answer kind.
+MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 8, "number": 16}
+#: Characters of a completion kept in the per-item table.
+SHOWN_CHARS = 120
+SETS: tuple[TemplateSet, ...] = load_template_sets()
+REPRESENTATIONS = ("smiles", "iupac", "formula")
+
+_DIRECTION = {"accuracy": (True, 0.0, 1.0), "mae": (False, 0.0, math.inf)}
+_STAT_TEXT = {
+    "mean": "mean over templates", "sd": "population SD over templates", "min": "lowest template",
+    "max": "highest template", "worst": "worst template", "spread": "best − worst template",
+}  # fmt: skip
+for _spec in (
+    *(MetricSpec(f"tanimoto_{fp}", True, f"Tanimoto ({label})", f"Mean Tanimoto similarity on {label} "
+                 "fingerprints over the valid structure answers.", 0.0, 1.0)
+      for fp, label in (("maccs", "MACCS"), ("morgan2_bits", "Morgan r=2, 2048 bits"),
+                        ("morgan2_counts", "Morgan r=2 counts"), ("rdkit", "RDKit path"))),
+    MetricSpec("element_cosine", True, "element cosine", "Mean cosine of element-count vectors over the "
+               "valid formula answers.", 0.0, 1.0),
+    MetricSpec("atom_f1", True, "atom F1", "Mean atom-level F1 over the valid formula answers.", 0.0, 1.0),
+    MetricSpec("validity_mean", True, "validity (mean over templates)",
+               "Share of answers that normalise, averaged over templates.", 0.0, 1.0),
+    *(MetricSpec(f"{score}_{stat}",
+                 (higher if stat not in ("sd", "spread") else False),
+                 f"{'accuracy' if score == 'accuracy' else 'MAE'}, {_STAT_TEXT[stat]}",
+                 f"{'Accuracy' if score == 'accuracy' else 'MAE'} per template: {_STAT_TEXT[stat]}.",
+                 low, high if stat not in ("sd",) else (0.5 if score == "accuracy" else math.inf))
+      for score, (higher, low, high) in _DIRECTION.items() for stat in SUMMARY_STATS),
+):  # fmt: skip
+    register_metric(_spec)
+
+
+# --------------------------------------------------------------------------------------------------------
+# Ground truth: one function per task (a new task is one JSON entry and one function here)
+
+
+def _mol(smiles: str):
+    from rdkit import Chem
+
+    return Chem.MolFromSmiles(smiles)
+
+
+def _formula(smiles: str) -> str | None:
+    from rdkit.Chem import rdMolDescriptors
+
+    from evaluators.answers import normalise_formula
+
+    mol = _mol(smiles)
+    return None if mol is None else normalise_formula(rdMolDescriptors.CalcMolFormula(mol))
+
+
+def _weight(smiles: str) -> float | None:
+    from rdkit.Chem import Descriptors
+
+    mol = _mol(smiles)
+    return None if mol is None else float(Descriptors.MolWt(mol))
+
+
+def _lipinski(smiles: str) -> bool | None:
+    from evaluators.asking.tasks import TASKS, truth
+
+    return truth(next(t for t in TASKS if t.name == "lipinski"), {"smiles": smiles})
+
+
+#: Task → truth(record, answer kind): the normalised true answer (RDKit; average atomic masses for MolWt).
+TRUTHS: dict[str, Callable[[dict[str, str], str], Any]] = {
+    "formula": lambda r, kind: _formula(r["smiles"]),
+    "molecular_weight": lambda r, kind: _weight(r["smiles"]),
+    "lipinski": lambda r, kind: _lipinski(r["smiles"]),
+    "hydration_free_energy": lambda r, kind: float(r["value"]),
+    "aqueous_solubility": lambda r, kind: float(r["log_solubility"]),
+    "iupac_to_smiles": lambda r, kind: canonical_smiles(r["smiles"]),
+    "smiles_to_iupac": lambda r, kind: canonical_smiles(r["smiles"]),
+    "forward_reaction": lambda r, kind: (
+        _formula(r["product_smiles"]) if kind == "formula" else canonical_smiles(r["product_smiles"])
+    ),
+}
+
+
+def written(template_set: TemplateSet, representation: str, record: dict[str, str]) -> str:
+    """Write the molecule (or the reactants) of ``record`` in ``representation``.
+
+    SMILES: RDKit canonical per ``.``-separated component; IUPAC: the record's name(s) as given; formula:
+    the molecular formula of each component, joined by `` + ``. A component RDKit cannot read stays as
+    written (the model sees what the data set holds).
+    """
+    text = str(record[template_set.inputs[representation]])
+    if representation == "iupac":
+        return text
+    if representation == "formula":
+        from rdkit.Chem import rdMolDescriptors
+
+        parts = [(_mol(p), p) for p in text.split(".")]
+        return " + ".join(rdMolDescriptors.CalcMolFormula(m) if m is not None else p for m, p in parts)
+    return ".".join(canonical_smiles(p) or p for p in text.split("."))
+
+
+def sample(records: Sequence[dict[str, str]], seed: int, n: int = ITEMS_PER_DATASET) -> list[dict[str, str]]:
+    """Return the fixed sample asked: the first ``n`` records in ``sha256(seed|id)`` order.
+
+    They keep their file order. The choice does not depend on the file's order, and a record added later
+    displaces at most one (every id keeps its place in the hash order).
+    """
+    def key(record: dict[str, str]) -> str:
+        return hashlib.sha256(f"{seed}|{record['id']}".encode()).hexdigest()
+
+    chosen = {r["id"] for r in sorted(records, key=key)[:n]}
+    return [r for r in records if r["id"] in chosen]
+
+
+def applicable(records: Sequence[dict[str, str]]) -> list[TemplateSet]:
+    """Tasks every record can pose (all the fields the task reads present and non-empty)."""
+    if not records:
+        return []
+    return [s for s in SETS if all(all(str(r.get(f) or "").strip() for f in s.fields) for r in records)]
+
+
+def _echoes(template_set: TemplateSet, record: dict[str, str], kind: str) -> set[str]:
+    """Return a reaction's inputs, whole and per component, normalised as ``kind`` (an echo is no answer).
+
+    Structures: canonical SMILES; formulas: the Hill formula of each reactant and of all of them together.
+    """
+    source = record[template_set.inputs["smiles"]]
+    if kind == "formula":
+        found = {_formula(source), *(_formula(p) for p in source.split("."))}
+    else:
+        found = {canonical_smiles(source), *(canonical_smiles(p) for p in source.split("."))}
+    return {s for s in found if s}
+
+
+@TRACKS.register(TRACK)
+class PromptRobustnessTrack(AskingTrack):
+    """Same question, many wordings: how much do a generative model's answers depend on the wording."""
+
+    name = TRACK
+    version = 1
+    main_metric = "accuracy_mean"
+    description = (
+        "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
+        "form; the board reports the mean over templates, the worst template and the spread between "
+        "the best and the worst."
+    )
+    citation = "ChemDIRT: chemistry tasks with varied instructions and representations (2026)."
+    dimensions = (
+        Dimension("task", "The question asked.", values=tuple(s.task for s in SETS),
+                  labels=tuple((s.task, s.label) for s in SETS)),
+        Dimension("representation", "How the molecule was written.", values=REPRESENTATIONS,
+                  labels=(("smiles", "SMILES"), ("iupac", "IUPAC name"), ("formula", "molecular formula"))),
+        Dimension("template", "The wording's id (`-`: statistics over all templates).",
+                  values=tuple(dict.fromkeys(t.id for s in SETS for t in s.templates))),
+    )  # fmt: skip
+    metrics = (
+        "n_items", "validity", "accuracy", "tanimoto_maccs", "tanimoto_morgan2_bits",
+        "tanimoto_morgan2_counts", "tanimoto_rdkit", "element_cosine", "atom_f1", "mae", "rmse",
+        "validity_mean",
+        *(f"{score}_{stat}" for score in _DIRECTION for stat in SUMMARY_STATS),
+    )  # fmt: skip
+    headline = (
+        Criterion("accuracy_mean", (("template", "-"),), ("task", "representation"),
+                  "Accuracy averaged over the templates, per task and representation"),
+        Criterion("accuracy_spread", (("template", "-"),), ("task", "representation"),
+                  "Template sensitivity: best − worst template accuracy (lower is better)"),
+        Criterion("mae_mean", (("template", "-"),), ("task", "representation"),
+                  "Mean absolute error averaged over the templates (numeric tasks)"),
+        Criterion("mae_spread", (("template", "-"),), ("task", "representation"),
+                  "Template sensitivity of numeric answers: worst − best template MAE (lower is better)"),
+    )  # fmt: skip
+    tables = (
+        TableSpec(
+            name="template_answers",
+            file=ANSWERS,
+            columns=("task", "representation", "template", "id", "completion", "answer", "score"),
+            description=(
+                "Every answer under every template: the completion (first "
+                f"{SHOWN_CHARS} characters), the normalised answer (empty when invalid) and its score: 1/0 "
+                "for an exact match (an invalid answer scores 0), the absolute error for a number (empty "
+                "when invalid: never a zero error)."
+            ),
+            artifact=ANSWERS,
+        ),
+    )
+    artifacts = (COMPLETIONS,)
+    artifact_max_bytes = 64 * 1024**2
+
+    def definition(self) -> dict[str, Any]:  # noqa: D102
+        return {
+            "tasks": [s.definition() for s in SETS],
+            "items_per_dataset": ITEMS_PER_DATASET,
+            "sample": "first records in sha256(seed|id) order",
+            "max_new_tokens": dict(MAX_NEW_TOKENS),
+            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+        }
+
+    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every request of a run, in a fixed order (task, representation, template, record)."""
+        chosen = sample(records, self.options.seed)
+        out = []
+        for s in applicable(chosen):
+            for representation in s.representations:
+                kind = s.answer[representation]
+                texts = {r["id"]: written(s, representation, r) for r in chosen}
+                for template in s.templates:
+                    for record in chosen:
+                        item = str(record["id"])
+                        request = GenerationRequest(
+                            id=f"{s.task}|{representation}|{template.id}|{item}",
+                            prompt=s.prompt(template, representation, texts[item]),
+                            max_new_tokens=MAX_NEW_TOKENS[kind],
+                            temperature=TEMPERATURE,
+                            seed=self.options.seed,
+                            stop=STOP,
+                        )
+                        out.append(Question(request, s, representation, item, texts[item], kind, template.id))
+        return out
+
+    def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
+        """Normalise, score and summarise the completions against truths computed here (module docstring)."""
+        from evaluators.datasets import load_records
+
+        records = load_records(result.dataset, data_dir, limit=self.options.limit)
+        questions = self.questions(records)
+        texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
+        answers = normalise_answers(questions, texts)
+        by_record = {str(r["id"]): r for r in records}
+        truths: dict[tuple[str, str, str], Any] = {}
+        for q in questions:
+            key = (q.task.task, q.kind, q.item)
+            if key not in truths:
+                truths[key] = TRUTHS[q.task.task](by_record[q.item], q.kind)
+        # A record whose truth RDKit cannot compute (an unparsable SMILES in the data) is left out of the
+        # scores and counted, not held against the model.
+        scored = [q for q in questions if truths[(q.task.task, q.kind, q.item)] is not None]
+        echoes: dict[tuple[str, str, str], set[str]] = {}
+        scores: dict[str, dict[str, float | None]] = {}
+        for q in scored:
+            answer = answers[q.request.id]
+            if answer is not None and q.task.task == "forward_reaction":
+                key = (q.task.task, q.kind, q.item)
+                if key not in echoes:
+                    echoes[key] = _echoes(q.task, by_record[q.item], q.kind)
+                if answer in echoes[key]:
+                    answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
+            scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)])
+        rows = _rows(scored, scores)
+        _write_answers(out_dir / ANSWERS, scored, texts, answers, scores)
+        counts = {**result.counts, "n_malformed_lines": malformed,
+                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
+                  "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
+        return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
+
+
+def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | None]]) -> list[MetricRow]:
+    def row(task: str, representation: str, template: str, metric: str, value: float) -> MetricRow:
+        dims = (("task", task), ("representation", representation), ("template", template))
+        return MetricRow(dims, metric, float(value))
+
+    grouped: dict[tuple[str, str], dict[str, list[Question]]] = {}
+    for q in questions:
+        grouped.setdefault((q.task.task, q.representation), {}).setdefault(q.template, []).append(q)
+    rows: list[MetricRow] = []
+    for (task, representation), by_template in grouped.items():
+        kind = by_template[next(iter(by_template))][0].kind
+        primary = PRIMARY[kind]
+        per_template: list[float] = []
+        validities: list[float] = []
+        for template, qs in by_template.items():
+            values = template_metrics(kind, [scores[q.request.id] for q in qs])
+            values = {m: v for m, v in values.items() if math.isfinite(v)}
+            rows += [row(task, representation, template, m, v) for m, v in values.items()]
+            if primary in values:
+                per_template.append(values[primary])
+            validities.append(values.get("validity", 0.0))
+        summary = over_templates(per_template, higher_is_better=primary == "accuracy")
+        rows += [row(task, representation, "-", f"{primary}_{stat}", v) for stat, v in summary.items()
+                 if math.isfinite(v)]  # fmt: skip
+        rows.append(row(task, representation, "-", "validity_mean", sum(validities) / len(validities)))
+        rows.append(row(task, representation, "-", "n_items", len(by_template[next(iter(by_template))])))
+    return rows
+
+
+def _write_answers(path: Path, questions, texts, answers, scores) -> None:
+    """Write the per-item table (:data:`PromptRobustnessTrack.tables`)."""
+
+    def rows():
+        for q in questions:
+            s = scores[q.request.id]
+            score = s.get("abs_error") if q.kind == "number" else s.get("accuracy")
+            completion = texts.get(q.request.id)
+            yield [
+                q.task.task, q.representation, q.template, q.item,
+                "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
+                cell(answers[q.request.id])[:300], cell(score),
+            ]  # fmt: skip
+
+    write_table(path, PromptRobustnessTrack.tables[0].columns, rows())

