@@ -35,24 +35,23 @@ Invariants
 - Deterministic, no randomness, no I/O, no side effects.
 - Scores are compared after rounding to 9 decimals, so sums of fractional weights that are equal in exact
   arithmetic (three thirds against one) rank as ties.
-- The validation of tables and weights is :mod:`leaderboard.ranking.copeland`'s.
+- Each rule is its formula over :class:`leaderboard.ranking.pairwise.Pairwise`, which validates the table
+  and weights once and holds the pairwise counts (wins, criteria observed for both, ties, majority).
 
 References
 ----------
-.. [1] Rofin, M., Mikhailov, V., Florinsky, M., Kravchenko, A., Shavrina, T., Tutubalina, E.,
-   Karabekyan, D. and Artemova, E. (2023). "Vote'n'Rank: Revision of Benchmarking with Social
-   Choice Theory". Proceedings of EACL 2023. https://arxiv.org/abs/2210.05769
+Vote'n'Rank (Rofin et al., EACL 2023), cited in full in :mod:`leaderboard.ranking.copeland`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
-from leaderboard.ranking import copeland as _copeland
 from leaderboard.ranking.copeland import condorcet_winner, copeland_ranking
+from leaderboard.ranking.pairwise import Pairwise, ranked, rule_doc
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -69,44 +68,14 @@ __all__ = [
     "minimax",
 ]
 
-#: Scores are rounded to this many decimals before ranking (ties in exact arithmetic stay ties).
-_SCORE_DECIMALS = 9
-
 Rule = Callable[[pd.DataFrame, "pd.Series | None"], pd.DataFrame]
 
 
-def _result(
-    index: pd.Index,
-    score: np.ndarray,
-    *,
-    higher_is_better: bool,
-    extra: Mapping[str, np.ndarray] | None = None,
-) -> pd.DataFrame:
-    """Build a rule's output: ``score``, extra columns and ``rank``, sorted by rank then system name."""
-    out = pd.DataFrame({"score": score, **(extra or {})}, index=pd.Index(index.copy(), name="system"))
-    rounded = pd.Series(np.round(np.asarray(score, dtype=float), _SCORE_DECIMALS), index=out.index)
-    rank = rounded.rank(method="min", ascending=not higher_is_better, na_option="bottom")
-    out["rank"] = rank.astype(int)
-    order = np.lexsort((np.array([str(s) for s in out.index], dtype=object), out["rank"].to_numpy()))
-    return out.iloc[order]
-
-
-def _observed_both(values: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """Total weight of the criteria observed for both systems of every ordered pair, ``(n, n)``."""
-    obs = (~np.isnan(values)).astype(float)
-    return (obs * w) @ obs.T
-
-
+@rule_doc
 def copeland(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     """Copeland rule, wins minus losses (Vote'n'Rank's leaderboard variant).
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` (default) gives every
-        criterion weight 1.
+    %(parameters)s
 
     Returns
     -------
@@ -114,11 +83,7 @@ def copeland(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFr
         Indexed by system: ``score`` (wins - losses), ``wins``, ``losses``, ``ties`` and ``rank``, as
         :func:`leaderboard.ranking.copeland.copeland_ranking`.
 
-    Raises
-    ------
-    ValueError
-        If system or criterion names repeat, scores are not numeric, or a weight is missing, negative or
-        not finite.
+    %(raises)s
 
     Examples
     --------
@@ -130,25 +95,18 @@ def copeland(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFr
     return copeland_ranking(table, weights)
 
 
+@rule_doc
 def copeland_half_ties(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     r"""Copeland rule, wins plus half the ties (Vote'n'Rank's other variant).
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` gives weight 1.
+    %(parameters)s
 
     Returns
     -------
     pandas.DataFrame
         Indexed by system: ``score`` (float, ``wins + ties / 2``), ``wins``, ``losses``, ``ties``, ``rank``.
 
-    Raises
-    ------
-    ValueError
-        As :func:`copeland`.
+    %(raises)s
 
     Notes
     -----
@@ -171,28 +129,21 @@ def copeland_half_ties(table: pd.DataFrame, weights: pd.Series | None = None) ->
     ranking = copeland_ranking(table, weights)
     score = ranking["wins"].to_numpy(dtype=float) + 0.5 * ranking["ties"].to_numpy(dtype=float)
     extra = {c: ranking[c].to_numpy() for c in ("wins", "losses", "ties")}
-    return _result(ranking.index, score, higher_is_better=True, extra=extra)
+    return ranked(ranking.index, score, higher_is_better=True, extra=extra)
 
 
+@rule_doc
 def borda(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     r"""Weighted Borda count, half a point per tie, missing scores ignored pairwise.
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` gives weight 1.
+    %(parameters)s
 
     Returns
     -------
     pandas.DataFrame
         Indexed by system: ``score`` (float, higher is better) and ``rank``.
 
-    Raises
-    ------
-    ValueError
-        As :func:`copeland`.
+    %(raises)s
 
     Notes
     -----
@@ -215,23 +166,15 @@ def borda(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame
     >>> borda(t)["score"].to_dict()
     {'y': 2.5, 'x': 2.0, 'z': 1.5}
     """
-    values, w = _copeland._validate(table, weights)
-    wins = _copeland._wins_array(values, w)
-    ties = _observed_both(values, w) - wins - wins.T
-    np.fill_diagonal(ties, 0.0)
-    score = wins.sum(axis=1) + 0.5 * ties.sum(axis=1)
-    return _result(table.index, score, higher_is_better=True)
+    pw = Pairwise.from_table(table, weights)
+    return ranked(pw.index, pw.wins.sum(axis=1) + 0.5 * pw.ties.sum(axis=1), higher_is_better=True)
 
 
+@rule_doc
 def minimax(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     r"""Minimax rule (margins): minus the largest weighted margin by which any other system beats this one.
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` gives weight 1.
+    %(parameters)s
 
     Returns
     -------
@@ -239,10 +182,7 @@ def minimax(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFra
         Indexed by system: ``score`` (float, higher is better; positive when the system beats everyone) and
         ``rank``.
 
-    Raises
-    ------
-    ValueError
-        As :func:`copeland`.
+    %(raises)s
 
     Notes
     -----
@@ -261,14 +201,12 @@ def minimax(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFra
     >>> minimax(t)["score"].to_dict()
     {'x': 2.0, 'y': -2.0, 'z': -2.0}
     """
-    values, w = _copeland._validate(table, weights)
-    n = values.shape[0]
-    if n <= 1:
-        return _result(table.index, np.zeros(n), higher_is_better=True)
-    wins = _copeland._wins_array(values, w)
-    defeat = wins.T - wins  # [a, b]: margin of b over a
+    pw = Pairwise.from_table(table, weights)
+    if pw.n <= 1:
+        return ranked(pw.index, np.zeros(pw.n), higher_is_better=True)
+    defeat = pw.wins.T - pw.wins  # [a, b]: margin of b over a
     np.fill_diagonal(defeat, -np.inf)
-    return _result(table.index, -defeat.max(axis=1), higher_is_better=True)
+    return ranked(pw.index, -defeat.max(axis=1), higher_is_better=True)
 
 
 def _weighted_mean(values: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -280,15 +218,11 @@ def _weighted_mean(values: np.ndarray, w: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+@rule_doc
 def mean_rank(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     r"""Weighted mean of per-criterion ranks (lower is better).
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` gives weight 1.
+    %(parameters)s
 
     Returns
     -------
@@ -296,10 +230,7 @@ def mean_rank(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataF
         Indexed by system: ``score`` (the mean rank, **lower is better**, NaN without any observed
         criterion of positive weight) and ``rank`` (1 = lowest mean rank; NaN scores last).
 
-    Raises
-    ------
-    ValueError
-        As :func:`copeland`.
+    %(raises)s
 
     Notes
     -----
@@ -314,20 +245,16 @@ def mean_rank(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataF
     >>> mean_rank(t)["score"].to_dict()
     {'y': 1.75, 'x': 2.0, 'z': 2.25}
     """
-    values, w = _copeland._validate(table, weights)
-    ranks = pd.DataFrame(values).rank(axis=0, method="average", ascending=False).to_numpy(dtype=float)
-    return _result(table.index, _weighted_mean(ranks, w), higher_is_better=False)
+    pw = Pairwise.from_table(table, weights)
+    ranks = pd.DataFrame(pw.values).rank(axis=0, method="average", ascending=False).to_numpy(dtype=float)
+    return ranked(pw.index, _weighted_mean(ranks, pw.w), higher_is_better=False)
 
 
+@rule_doc
 def mean(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     r"""Weighted arithmetic mean of the scores over the criteria a system has.
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` gives weight 1.
+    %(parameters)s
 
     Returns
     -------
@@ -335,10 +262,7 @@ def mean(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
         Indexed by system: ``score`` (higher is better; NaN without any observed criterion of positive
         weight) and ``rank``.
 
-    Raises
-    ------
-    ValueError
-        As :func:`copeland`.
+    %(raises)s
 
     Notes
     -----
@@ -352,8 +276,8 @@ def mean(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     >>> mean(t)["score"].to_dict()
     {'x': 0.5, 'y': 0.5}
     """
-    values, w = _copeland._validate(table, weights)
-    return _result(table.index, _weighted_mean(values, w), higher_is_better=True)
+    pw = Pairwise.from_table(table, weights)
+    return ranked(pw.index, _weighted_mean(pw.values, pw.w), higher_is_better=True)
 
 
 #: Every ranking rule by name; each returns a DataFrame with ``score`` and ``rank`` (1 = best).
@@ -380,15 +304,11 @@ RULE_LABELS: dict[str, str] = {
 }
 
 
+@rule_doc
 def compare_rules(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.DataFrame:
     """Rank the systems under every rule of :data:`RULES` and show how far each moves against Copeland.
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        Systems (index) x criteria (columns), oriented higher-is-better; NaN marks a missing score.
-    weights : pandas.Series, optional
-        Non-negative weight per criterion, indexed by the table's columns. ``None`` gives weight 1.
+    %(parameters)s
 
     Returns
     -------
@@ -398,10 +318,7 @@ def compare_rules(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.D
         Copeland ``change_<rule> = rank_copeland - rank_<rule>`` (positive: that rule places the system
         higher than Copeland does), and ``condorcet_winner`` (bool, True for at most one system).
 
-    Raises
-    ------
-    ValueError
-        As :func:`copeland`.
+    %(raises)s
 
     Examples
     --------
@@ -440,10 +357,9 @@ def copeland_score_array(values: np.ndarray, w: np.ndarray) -> np.ndarray:
 
     Parameters
     ----------
-    values : numpy.ndarray
-        ``(n_systems, n_criteria)`` float scores, higher is better, NaN = missing.
-    w : numpy.ndarray
-        ``(n_criteria,)`` non-negative weights.
+    values, w : numpy.ndarray
+        ``(n_systems, n_criteria)`` scores and ``(n_criteria,)`` weights, as
+        :class:`leaderboard.ranking.pairwise.Pairwise` takes them.
 
     Returns
     -------
@@ -456,4 +372,4 @@ def copeland_score_array(values: np.ndarray, w: np.ndarray) -> np.ndarray:
     >>> copeland_score_array(np.array([[3.0, 3.0], [2.0, 1.0], [1.0, 2.0]]), np.ones(2)).tolist()
     [2, -1, -1]
     """
-    return _copeland._majority_array(_copeland._wins_array(values, w), w).sum(axis=1)
+    return Pairwise.from_arrays(values, w).majority.sum(axis=1)
