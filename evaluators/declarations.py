@@ -129,12 +129,18 @@ class Criterion:
         Dimensions that vary across criteria besides the data set.
     label : str
         What the criterion measures, in words (the overview's column group).
+    flat : tuple of (str, str)
+        Criteria of this family that are not ranked, each ``(criterion, reason)`` with ``criterion`` the
+        name ``<dataset>/<per values>``: those on which an honest but imperfect answerer cannot be told from
+        a degenerate one (``tests/validity``), e.g. a yes/no question whose truth is "yes" for every
+        molecule of the set. They are still reported; the methodology page lists them with the reason.
     """
 
     metric: str
     where: tuple[tuple[str, str], ...]
     per: tuple[str, ...]
     label: str
+    flat: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,6 +69,11 @@ def headline_rows(results: pd.DataFrame) -> pd.DataFrame:
             criterion = picked["dataset"].astype(str)
             for column in crit.per:
                 criterion = criterion + "/" + picked[column].astype(str)
+            if crit.flat:
+                # A criterion that cannot separate an honest answerer from a degenerate one only adds
+                # ties that reshuffle Copeland: declared flat, it is reported but not ranked.
+                ranked = ~criterion.isin([name for name, _ in crit.flat]).to_numpy()
+                picked, criterion = picked.loc[ranked], criterion.loc[ranked]
             frames.append(
                 pd.DataFrame(
                     {

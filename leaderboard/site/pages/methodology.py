@@ -65,6 +65,8 @@ def _track_section(name: str) -> list[str]:
             where = ", ".join(f"{code(k)} = {code(v)}" for k, v in crit.where) or "every row"
             per = ", ".join(code(p) for p in crit.per) or "nothing else"
             out.append(f"- {esc(crit.label)}: {code(crit.metric)} where {where}; per data set and {per}.")
+            for criterion, reason in crit.flat:
+                out.append(f"  - not ranked on {code(criterion)} (flat): {esc(reason)}")
         out.append("")
     for spec in cls.tables:
         out += [f"Per-item table `{spec.file}`: {esc(spec.description)}", ""]
