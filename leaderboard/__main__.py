@@ -330,6 +330,17 @@ def _evaluate(args: argparse.Namespace) -> int:
         if not ids:
             _say(f"pull-request summary: {_write_pr_summary(state_dir, changes, [])}")
             return 0
+    if ids:  # an id is a folder name in submissions/: '../x', 'a/b' or a typo is one line, not a traceback
+        from leaderboard.intake.manifest import discover
+        from leaderboard.text import clip
+
+        known = sorted(p.parent.name for p in discover(REPO_ROOT / "submissions"))
+        unknown = [s for s in ids if s not in known]
+        if unknown:
+            names = ", ".join(repr(s) for s in unknown)  # _say makes the line printable
+            _say(f"error: no submission {names} in submissions/ (an id is a folder name there; known: "
+                 f"{clip(', '.join(known), 300)})", error=True)  # fmt: skip
+            return 2
     from leaderboard.executors import EXECUTORS, ExecutorError
 
     try:

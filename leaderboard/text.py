@@ -1,16 +1,60 @@
-"""Plain text that a submission may control, made safe to print: one line, printable, bounded.
+r"""Plain text that a submission may control, made safe to print: one line, printable, bounded.
 
-A manifest's values and keys, a submission's folder name and a sandboxed run's output are written by
-whoever opened the pull request. Before such text reaches a terminal, a log or a report it goes through
-:func:`printable` (no escape sequences, bells, carriage returns, bidirectional overrides or line breaks)
-and, where its length matters, :func:`clip`.
+A manifest's values and keys, a submission's folder name, a sandboxed run's output and a model's
+completions are written by whoever opened the pull request. Before such text is published (the site's data
+files, hence its pages) it goes through :func:`visible`: every control character (C0 but tab and line
+feed, DEL, C1), bidirectional control and lone surrogate is written as its escape (``\x1b``, ``\u202e``),
+so that a maintainer who prints or greps the record sees it instead of obeying it. Before it reaches a
+terminal line, a log or a report it goes through :func:`printable` (one line: no line breaks or tabs
+either) and, where its length matters, :func:`clip`.
 
 Side effects: none.
 """
 
 from __future__ import annotations
 
-__all__ = ["clip", "printable"]
+import re
+
+__all__ = ["clip", "printable", "visible"]
+
+# What acts on a terminal or reorders text: C0 controls but tab and line feed, DEL, C1 controls, the
+# bidirectional marks, embeddings, overrides and isolates, line and paragraph separators, lone surrogates.
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    r"""Return ``text`` with every character that could act on a terminal written as its escape.
+
+    The one sanitiser of published text a submission controls (completions, answers, names, reasons): it
+    keeps tabs and line breaks (a CSV cell may hold them) and everything printable, so honest text passes
+    unchanged.
+
+    Parameters
+    ----------
+    text : str
+        Text from an untrusted source.
+
+    Returns
+    -------
+    str
+        ``text`` with C0 controls (but ``\t`` and ``\n``), DEL, C1 controls, bidirectional controls
+        (U+061C, U+200E/F, U+202A-202E, U+2066-2069), U+2028/9 and lone surrogates as ``\xNN`` / ``\uNNNN``.
+
+    Examples
+    --------
+    >>> visible("ok\x1b[2J\u202eevil\ttab")
+    'ok\\x1b[2J\\u202eevil\ttab'
+    >>> visible("CCO") == "CCO"
+    True
+    """
+    return _UNSAFE.sub(_escape, text)
 
 
 def printable(text: str, *, collapse: bool = True) -> str:

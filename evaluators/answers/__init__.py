@@ -206,7 +206,13 @@ def normalise_number(text: str) -> float | None:
     return value if value == value and abs(value) != float("inf") else None
 
 
-def normalise(kind: str, texts: Sequence[str], *, names_to_smiles: Callable[..., Any] | None = None) -> list:
+def normalise(
+    kind: str,
+    texts: Sequence[str],
+    *,
+    names_to_smiles: Callable[..., Any] | None = None,
+    problems: dict[int, str] | None = None,
+) -> list:
     """Normalise completions of one answer kind (``ANSWER_KINDS``), in order; ``None`` = no answer.
 
     Parameters
@@ -218,6 +224,9 @@ def normalise(kind: str, texts: Sequence[str], *, names_to_smiles: Callable[...,
     names_to_smiles : callable, optional
         Name parser for kind ``name`` (default :func:`evaluators.answers.opsin.names_to_smiles`: OPSIN in one
         batch, then RDKit canonical SMILES).
+    problems : dict, optional
+        Filled with the position and reason of each answer a limit refused (kind ``name``: the caps of
+        :func:`evaluators.opsin.names_to_smiles`); such an answer is ``None``.
 
     Raises
     ------
@@ -236,5 +245,5 @@ def normalise(kind: str, texts: Sequence[str], *, names_to_smiles: Callable[...,
         if names_to_smiles is None:
             from evaluators.answers.opsin import names_to_smiles
         spans = [extract(t) for t in texts]
-        return list(names_to_smiles(spans))
+        return list(names_to_smiles(spans, **({} if problems is None else {"problems": problems})))
     raise ValueError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")

@@ -42,6 +42,7 @@ __all__ = [
     "cell",
     "normalise_answers",
     "read_completions",
+    "refused_counts",
     "write_table",
 ]
 
@@ -163,14 +164,17 @@ def ask(
         for start in range(0, len(distinct), CHUNK):
             requests = distinct[start : start + CHUNK]
             for c in as_completions(requests, adapter.generate(requests)):
-                finish[c.finish_reason] = finish.get(c.finish_reason, 0) + 1
+                text, reason = c.text, c.finish_reason
+                if not _encodable(text):  # lone surrogates: that answer is invalid, the run goes on
+                    text, reason = "", "invalid_text"
+                finish[reason] = finish.get(reason, 0) + 1
                 tokens[0] += c.prompt_tokens or 0
                 tokens[1] += c.completion_tokens or 0
                 for asker in askers[c.id]:
                     line = {
                         "id": asker,
-                        "completion": c.text,
-                        "finish_reason": c.finish_reason,
+                        "completion": text,
+                        "finish_reason": reason,
                         "prompt_tokens": c.prompt_tokens,
                         "completion_tokens": c.completion_tokens,
                     }
@@ -188,6 +192,17 @@ def ask(
         },
         "timing": {"generate_s": seconds},
     }
+
+
+def _encodable(text: object) -> bool:
+    """Tell whether ``text`` is a string that UTF-8 can write (no lone surrogates)."""
+    if not isinstance(text, str):
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_completions(path: Path, expected: set[str]) -> tuple[dict[str, str], int]:
@@ -232,8 +247,14 @@ def _lines(handle: io.TextIOBase, limit: int = 64 * 1024) -> Iterator[str]:
             yield line
 
 
-def normalise_answers(questions: Sequence[Question], texts: dict[str, str]) -> dict[str, Any]:
-    """Normalised answer of every request id (``None``: no usable answer); OPSIN runs once for all names."""
+def normalise_answers(
+    questions: Sequence[Question], texts: dict[str, str], *, refused: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """Normalised answer of every request id (``None``: no usable answer); OPSIN runs once for all names.
+
+    ``refused`` (when given) is filled with the request id and reason of each answer a host limit refused
+    (:func:`evaluators.opsin.name_problem` and OPSIN's own limits): invalid, counted, never a failed run.
+    """
     from evaluators.answers import normalise
 
     by_kind: dict[str, list[str]] = {}
@@ -242,10 +263,23 @@ def normalise_answers(questions: Sequence[Question], texts: dict[str, str]) -> d
     out: dict[str, Any] = {}
     for kind, ids in by_kind.items():
         present = [i for i in ids if i in texts]
-        values = normalise(kind, [texts[i] for i in present]) if present else []
+        problems: dict[int, str] = {}
+        values = normalise(kind, [texts[i] for i in present], problems=problems) if present else []
+        if refused is not None:
+            refused.update({present[i]: why for i, why in problems.items()})
         out.update(dict(zip(present, values, strict=True)))
         out.update({i: None for i in ids if i not in texts})
     return out
+
+
+def refused_counts(refused: dict[str, str]) -> dict[str, Any]:
+    """Return ``{"answers_refused": {reason: count}}`` for a result's counts (``{}``: none refused)."""
+    if not refused:
+        return {}
+    reasons: dict[str, int] = {}
+    for why in refused.values():
+        reasons[why] = reasons.get(why, 0) + 1
+    return {"answers_refused": dict(sorted(reasons.items()))}
 
 
 def cell(value: Any) -> str:

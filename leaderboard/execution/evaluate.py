@@ -42,6 +42,7 @@ from leaderboard.execution.job_inputs import (
     job_document,
     job_inputs,
 )
+from leaderboard.execution.limits import ScoringLimitError, ScoringLimits, call_limited
 from leaderboard.execution.outfs import unmount_below
 from leaderboard.execution.progress import ProgressDisplay
 from leaderboard.execution.results import ResultError, ignored_outputs, read_result
@@ -180,6 +181,8 @@ class Evaluator:
     limits : leaderboard.execution.sandbox.SandboxLimits
         Resource limits and sandbox switches of every run (recorded with each run as the tag ``sandbox``);
         ``read_only_root=False`` for GPU hosts whose container hooks must write.
+    scoring_limits : leaderboard.execution.limits.ScoringLimits
+        Wall clock and memory of the host's reading and scoring of each run's output (a child process).
     settings : leaderboard.settings.Settings, optional
         Data mirror, hub address and the maintainer's allow lists (default: none of them).
     progress_stream : text stream, optional
@@ -207,6 +210,7 @@ class Evaluator:
     submissions_dir: Path | None = None
     log: Log = print
     limits: SandboxLimits = field(default_factory=SandboxLimits)
+    scoring_limits: ScoringLimits = field(default_factory=ScoringLimits)
     settings: Settings | None = None
     client: Any = None
     progress_stream: TextIO | None = None
@@ -535,9 +539,10 @@ class Evaluator:
                 self.store.fail(run_id, outcome.reason, outcome.log_tail)
                 self.log(f"{label}: FAILED ({outcome.status}) — {outcome.reason}")
                 return f"{outcome.status}: {outcome.reason}"
-            try:
-                result = read_result(work / "out", job=job, data_dir=data_root)
-            except ResultError as exc:
+            try:  # in a child under limits: the host parses and scores what the submission wrote
+                result = call_limited(read_result, work / "out", job=job, data_dir=data_root,
+                                      limits=self.scoring_limits, passthrough=(ResultError,))  # fmt: skip
+            except (ResultError, ScoringLimitError) as exc:
                 self.store.fail(run_id, f"invalid output: {exc}", outcome.log_tail)
                 self.log(f"{label}: FAILED — invalid output: {exc}")
                 return f"invalid output: {exc}"

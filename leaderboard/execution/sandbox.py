@@ -38,6 +38,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from evaluators.progress import Progress
+from leaderboard.text import printable as text_printable
 
 __all__ = [
     "CONTAINER_COMMAND",
@@ -345,7 +346,7 @@ def printable(text: str) -> str:
         One line that is safe to print in a terminal: no escape sequences, bells, carriage returns or
         bidirectional overrides (every character that ``str.isprintable`` rejects becomes ``?``).
     """
-    return "".join(ch if ch.isprintable() else "?" for ch in " ".join(text.split()))
+    return text_printable(text)  # the one helper (leaderboard.text), under the name this module exports
 
 
 def last_line(text: str) -> str:

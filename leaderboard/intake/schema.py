@@ -51,11 +51,16 @@ class _ModelBase(_Strict):
     capabilities: list[Capability] = Field(min_length=1, max_length=2)
 
 
+#: A hub repository id ``owner/name``; the name is never ``.`` or ``..`` (no look-ahead in pydantic's regex).
+HUB_ID_PATTERN = r"^[A-Za-z0-9][\w.-]*/(?:[\w-][\w.-]*|\.[\w-][\w.-]*|\.\.[\w.-]+)$"
+
+
 class HuggingFaceModel(_ModelBase):
     """Weights from the Hugging Face hub at a pinned commit (prefetched on the host)."""
 
     source: Literal["huggingface"]
-    id: Annotated[str, Field(pattern=r"^[A-Za-z0-9][\w.-]*/[\w.-]+$", max_length=200)]
+    # No '.' or '..' segment (a path, not a repository): 'a/..' once passed and failed only at download.
+    id: Annotated[str, Field(pattern=HUB_ID_PATTERN, max_length=200)]
     revision: Annotated[str, Field(pattern=SHA_PATTERN)]
     allow_pickle: bool = False
 

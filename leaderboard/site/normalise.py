@@ -5,7 +5,9 @@ Each function takes one export as :meth:`leaderboard.store.ResultStore.export` /
 the declared order, rows sorted, keys unique, submission ids checked to be slugs (they become file
 names, none of the site's reserved names), plain JSON types. A failure reason is exported as the public
 sees it (:func:`leaderboard.scrub.public_reason`: no host paths, Docker storage, kernel command line, ids
-or addresses); the full reason stays in MLflow. A violation raises ``ValueError`` naming the export, the
+or addresses); the full reason stays in MLflow. Every text a submission controls (per-item table cells,
+run and submission fields) is exported through :func:`leaderboard.text.visible`: control characters and
+bidirectional overrides escaped. A violation raises ``ValueError`` naming the export, the
 column and the fix. Everything here is pure.
 """
 
@@ -25,6 +27,7 @@ from evaluators.schema import TableSpec
 from leaderboard.reserved import RESERVED_IDS, is_reserved
 from leaderboard.scrub import public_reason
 from leaderboard.site.schema import RUN_KEYS, RUN_STATUSES, SLUG, SUBMISSION_KEYS
+from leaderboard.text import visible
 from leaderboard.tracks import KEY_COLUMNS, result_columns
 
 __all__ = [
@@ -158,6 +161,15 @@ def categorical(column: pd.Series) -> pd.Series:
     return column.astype(str).astype("category")
 
 
+def visible_categories(column: pd.Series) -> pd.Series:
+    """Return a categorical text column with every category :func:`leaderboard.text.visible` (published)."""
+    categories = list(column.cat.categories)
+    shown = [visible(c) for c in categories]
+    if shown == categories:  # honest text: nothing to escape, nothing to rebuild
+        return column
+    return categorical(column.astype(str).map(visible))
+
+
 def normalise_table(frame: pd.DataFrame, spec: TableSpec, name: str) -> pd.DataFrame:
     """Check one per-item table and return it canonical: export columns, sorted by :func:`table_key`.
 
@@ -185,7 +197,7 @@ def normalise_table(frame: pd.DataFrame, spec: TableSpec, name: str) -> pd.DataF
         else:
             if col in key and column.isna().any():
                 raise ValueError(f"{name}: column {col!r} has empty values. Every key column must be filled.")
-            out[col] = categorical(column.fillna(""))
+            out[col] = visible_categories(categorical(column.fillna("")))
     for sub in out["submission"].cat.categories:
         check_slug(str(sub), f"{name}: column 'submission'")
     # Rows of one item sit together across models (submission sorts last): the strings a track writes are
@@ -245,7 +257,7 @@ def normalise_runs(runs: pd.DataFrame) -> list[dict[str, Any]]:
             elif key == "reason":  # published: scrubbed of host details (the full one stays in MLflow)
                 rec[key] = None if missing(val) else public_reason(val) if str(val).strip() else str(val)
             else:
-                rec[key] = None if missing(val) else str(val)
+                rec[key] = None if missing(val) else visible(str(val))
         sub = rec["submission"]
         if sub is None:
             raise ValueError(f"runs: row {i} has no 'submission'. Every run must name its submission.")
@@ -316,8 +328,10 @@ def _timestamp(value: Any) -> str | None:
 
 def jsonable(value: Any) -> Any:
     """Convert a value to plain JSON types (NaN/NaT -> None, numpy scalars -> Python)."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):  # published: a submission's text is shown, never obeyed (leaderboard.text)
+        return visible(value)
     if isinstance(value, (np.bool_,)):
         return bool(value)
     if isinstance(value, (int, np.integer)):
@@ -329,7 +343,7 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, PurePath):
         return value.as_posix()
     if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        return {visible(str(k)): jsonable(v) for k, v in value.items()}
     if isinstance(value, (set, frozenset)):
         return sorted((jsonable(v) for v in value), key=str)
     if isinstance(value, (list, tuple, np.ndarray)):
@@ -339,4 +353,4 @@ def jsonable(value: Any) -> Any:
         return jsonable(dump(mode="json"))
     if missing(value):
         return None
-    return str(value)
+    return visible(str(value))

@@ -40,6 +40,7 @@ from evaluators.asking import (
     cell,
     normalise_answers,
     read_completions,
+    refused_counts,
     write_table,
 )
 from evaluators.asking.tasks import (
@@ -185,7 +186,8 @@ class ConsistencyTrack(AskingTrack):
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         by_record = {str(r["id"]): r for r in records}
-        answers = normalise_answers(questions, texts)
+        refused: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused)
         for q in questions:
             if not q.task.echo_is_no_answer:
                 continue
@@ -198,7 +200,8 @@ class ConsistencyTrack(AskingTrack):
         rows = _rows(questions, texts, answers, truths)
         _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)
         counts = {**result.counts, "n_malformed_lines": malformed,
-                  "n_missing_completions": sum(q.request.id not in texts for q in questions)}  # fmt: skip
+                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
+                  **refused_counts(refused)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
 

@@ -49,6 +49,7 @@ from evaluators.asking import (
     cell,
     normalise_answers,
     read_completions,
+    refused_counts,
     write_table,
 )
 from evaluators.notations.smiles import canonical_smiles
@@ -317,7 +318,8 @@ class IdentityBlindedTrack(AskingTrack):
         by_id = {str(r["id"]): r for r in records}
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
-        answers = normalise_answers(questions, texts)
+        refused: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused)
         items = []
         for q in questions:
             record = by_id[q.item]
@@ -340,7 +342,8 @@ class IdentityBlindedTrack(AskingTrack):
                     ([r.get(c, "") for c in IdentityBlindedTrack.tables[1].columns] for r in records
                      if str(r["id"]) in asked))  # fmt: skip
         counts = {**result.counts, "n_malformed_lines": malformed,
-                  "n_missing_completions": sum(q.request.id not in texts for q in questions)}  # fmt: skip
+                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
+                  **refused_counts(refused)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS, PAIRS))
 
 

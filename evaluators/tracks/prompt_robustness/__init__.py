@@ -36,6 +36,7 @@ from evaluators.asking import (
     cell,
     normalise_answers,
     read_completions,
+    refused_counts,
     write_table,
 )
 from evaluators.metrics import register_metric
@@ -280,7 +281,8 @@ class PromptRobustnessTrack(AskingTrack):
         records = load_records(result.dataset, data_dir, limit=self.options.limit)
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
-        answers = normalise_answers(questions, texts)
+        refused: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused)
         by_record = {str(r["id"]): r for r in records}
         truths: dict[tuple[str, str, str], Any] = {}
         for q in questions:
@@ -305,6 +307,7 @@ class PromptRobustnessTrack(AskingTrack):
         _write_answers(out_dir / ANSWERS, scored, texts, answers, scores)
         counts = {**result.counts, "n_malformed_lines": malformed,
                   "n_missing_completions": sum(q.request.id not in texts for q in questions),
+                  **refused_counts(refused),
                   "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
