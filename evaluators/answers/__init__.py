@@ -226,7 +226,7 @@ def normalise(
         batch, then RDKit canonical SMILES).
     problems : dict, optional
         Filled with the position and reason of each answer a limit refused (kind ``name``: the caps of
-        :func:`evaluators.opsin.names_to_smiles`); such an answer is ``None``.
+        :func:`evaluators.answers.opsin.names_to_smiles`); such an answer is ``None``.
 
     Raises
     ------

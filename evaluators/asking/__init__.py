@@ -253,7 +253,8 @@ def normalise_answers(
     """Normalised answer of every request id (``None``: no usable answer); OPSIN runs once for all names.
 
     ``refused`` (when given) is filled with the request id and reason of each answer a host limit refused
-    (:func:`evaluators.opsin.name_problem` and OPSIN's own limits): invalid, counted, never a failed run.
+    (:func:`evaluators.answers.opsin.name_problem` and OPSIN's own limits): invalid, counted, never a failed
+    run.
     """
     from evaluators.answers import normalise
 

@@ -46,7 +46,7 @@ class ScoringLimits:
         Wall-clock seconds, then the process group is killed and the run fails with the reason.
     memory_bytes : int
         Address space of the scoring process (``RLIMIT_AS``), inherited by the OPSIN JVM it starts (whose
-        heap is capped lower, :data:`evaluators.opsin.OPSIN_HEAP`).
+        heap is capped lower, :data:`evaluators.answers.opsin.OPSIN_HEAP`).
     cpu_s : int
         CPU seconds of the scoring process (``RLIMIT_CPU``): a backstop to the wall clock.
     """
