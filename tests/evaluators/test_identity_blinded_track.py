@@ -365,3 +365,51 @@ def test_the_copy_baseline_copies_a_stated_label_and_abstains_otherwise(tmp_path
         2.75 / 0.45
     )
     assert rows[("hydration_free_energy", "smiles", "C3", "-", "label_shift_mean")] == pytest.approx(1.0)
+
+
+# ------------------------------------------------------------------------------------- issue 28 headline
+
+
+def test_balanced_accuracy_gives_a_constant_one_half_whatever_the_class_shares() -> None:
+    """Fix 2: plain accuracy gives "no" the majority share (0.75 here); balanced accuracy 0.5."""
+    from evaluators.tracks.identity_blinded.metrics import balanced_accuracy, score
+
+    truths = [False, False, False, True]
+    constant_no = [float(t is False) for t in truths]  # correct where the truth is "no"
+    assert score(constant_no, "accuracy") == 0.75
+    assert balanced_accuracy(constant_no, truths) == 0.5
+    assert balanced_accuracy([None] * 4, truths) == 0.0
+
+
+def test_an_implausible_or_missing_number_is_charged_never_dropped(tmp_path, monkeypatch) -> None:
+    """Fix 1: 1e14 is invalid (outside the plausible range) and charged, so abstaining or garbage is worst."""
+    from evaluators.answers.ranges import invalid_error
+
+    monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: [dict(r) for r in RECORDS])  # noqa: E501
+    rows = {}
+    for name, text in (("absurd", "1e14"), ("empty", ""), ("oracle", None)):
+        out = tmp_path / name
+        out.mkdir()
+        by_id = {r["id"]: r for r in RECORDS}
+        lines = [json.dumps({"id": q.request.id,
+                             "completion": _oracle(q, by_id[q.item]) if text is None else text})
+                 for q in TRACK.questions(RECORDS)]  # fmt: skip
+        (out / "completions.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
+        rows[name] = {(*(v for _, v in r.dims), r.metric): r.value for r in scored.rows}
+    key = ("hydration_free_energy", "smiles", "C3", "-")
+    truths = [float(r["target_label"]) for r in RECORDS if r["task"] == "hydration_free_energy"]
+    charge = sum(invalid_error("hydration_free_energy", y) for y in truths) / len(truths)
+    for name in ("absurd", "empty"):
+        assert rows[name][(*key, "validity")] == 0.0
+        assert (*key, "mae") not in rows[name]  # the paper's valid-only MAE has nothing to average
+        assert math.isclose(rows[name][(*key, "mae_charged")], charge)
+    assert rows["oracle"][(*key, "mae_charged")] == 0.0 < charge
+
+
+def test_the_headline_has_no_criterion_a_constant_or_abstainer_wins_by_construction() -> None:
+    """Fix 3: group gap and toward rate (0 for a constant / an abstainer) are reported, not ranked."""
+    ranked = {(c.metric, dict(c.where)["condition"], dict(c.where)["group"]) for c in TRACK.headline}
+    assert not {m for m, _, _ in ranked} & {"group_gap", "toward_rate", "accuracy", "mae"}
+    assert ("balanced_accuracy", "C2", "inconsistent") in ranked and ("mae_charged", "C3", "-") in ranked
+    assert TRACK.version == 2

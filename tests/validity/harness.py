@@ -33,7 +33,7 @@ SAMPLES: dict[str, tuple[str, int]] = {
     "consistency": ("freesolv", 40),
     "prompt_robustness": ("freesolv", 16),
     # Per (task, group), see _edit_pairs_sample; 0: the hand-made pairs of test_identity_blinded_track.py.
-    "identity_blinded": ("edit-pairs", 6),
+    "identity_blinded": ("edit-pairs", 30),
 }
 
 

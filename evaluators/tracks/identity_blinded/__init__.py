@@ -26,11 +26,29 @@ Two halves (:mod:`evaluators.asking`): :meth:`IdentityBlindedTrack.run` (contain
 ``blinded_answers.csv.gz`` (every answer) and ``blinded_pairs.csv.gz`` (the pairs asked, for the site's
 explorer).
 
-Headline, per task and representation (each criterion is made of per-item values, so the rank bootstrap can
-resample pairs): the C1 accuracy (binary tasks) or MAE (numeric tasks); the C2 group gap |S_c − S_i| (lower
-is better; 0 exactly when the collapse ratio is 1, and defined when a group scores 0, where the ratio is
-not: the source-label copier scores 0 on inconsistent pairs); and the C3 toward rate of binary tasks (lower
-is better). The collapse ratio itself, its interval and ``|ln CR|`` are reported next to them.
+Numeric answers outside the quantity's plausible range (:mod:`evaluators.answers.ranges`) are invalid.
+
+Headline (version 2, issue 28), per task and representation; each criterion is an item mean (or a mean of
+per-class means), so the rank bootstrap can resample pairs, and none can be won by an answerer that does
+not read the molecule (``tests/validity``):
+
+==========================  ================================  ==========================================
+criterion                   binary tasks (↑)                  numeric tasks (↓)
+==========================  ================================  ==========================================
+C1, source + edit           balanced accuracy, all pairs      charged MAE, label-inconsistent pairs
+C2, + true source label     balanced accuracy, inconsistent   charged MAE, label-inconsistent pairs
+C3, + false source label    balanced accuracy, all pairs      charged MAE, all pairs
+==========================  ================================  ==========================================
+
+Balanced accuracy = mean per-class recall (invalid = wrong): a constant scores 0.5, abstaining 0. Charged
+MAE = MAE over every item asked, an invalid answer charged the worst plausible answer's error. On the
+label-inconsistent pairs the source's label is wrong for the target (binary: always), so a source-label
+copier scores 0 there under C2. The numeric C1 criterion is taken there too: on all pairs copying the
+source's value is as good as a 70 %-right answerer (edit-pairs: mean |y_source − y_target| 1.96 kcal/mol
+and 0.81 log units, against 2.06 and 0.93), on the inconsistent pairs it is not (3.53 and 1.38). The
+paper's numbers — plain accuracy, valid-only MAE, the collapse ratio with its interval and tests, the group
+gap |S_c − S_i|, the toward/away rates — are reported next to them but not ranked: a constant or an
+always-invalid answerer has gap 0 and toward rate 0, the best possible.
 """
 
 from __future__ import annotations
@@ -42,6 +60,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.adapters import GenerationRequest
+from evaluators.answers.ranges import plausible
 from evaluators.asking import (
     COMPLETIONS,
     AskingTrack,
@@ -78,6 +97,18 @@ MAX_NEW_TOKENS = {"smiles": 128, "label": 8, "number": 16}
 SHOWN_CHARS = 120
 #: Bootstrap replicates of each collapse-ratio interval.
 N_BOOT = 10000
+#: Binary IUPAC cells of edit-pairs whose target labels are all of one class (measured on the data set):
+#: balanced accuracy is then plain accuracy, and the constant answer of that class scores 1, the best.
+_ONE_CLASS = {
+    "hbd_gt_2": "all 10 IUPAC-named pairs (9 consistent, 1 inconsistent) have target label no",
+    "lipinski": "all 4 IUPAC-named pairs (all label-consistent) have target label yes",
+    "tpsa_gt_75": "all 18 IUPAC-named pairs (all label-consistent) have target label no",
+}
+_WHY = "; a constant answer of that class scores the maximum 1 (balanced accuracy over one class)"
+#: Declared flat criteria per headline family (``Criterion.flat``): reported, not ranked.
+FLAT_C1 = tuple((f"edit-pairs/{t}/iupac", why + _WHY) for t, why in _ONE_CLASS.items())
+FLAT_C2 = (("edit-pairs/hbd_gt_2/iupac/C2/inconsistent", _ONE_CLASS["hbd_gt_2"] + _WHY),)
+FLAT_C3 = tuple((f"edit-pairs/{t}/iupac/C3", why + _WHY) for t, why in _ONE_CLASS.items())
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +219,8 @@ class IdentityBlindedTrack(AskingTrack):
     """Does a model predict the edited molecule's property, or copy the source's? (SPEC §4 T5)."""
 
     name = TRACK
-    version = 1
-    main_metric = "accuracy"
+    version = 2
+    main_metric = "balanced_accuracy"
     description = (
         "Generative models predict a property of a target molecule given as a source molecule plus an "
         "edit in words, with no label (C1), the source's true label (C2) or a false one (C3), against the "
@@ -213,15 +244,26 @@ class IdentityBlindedTrack(AskingTrack):
     )  # fmt: skip
     metrics = METRIC_NAMES
     headline = (
-        Criterion("accuracy", (("condition", "C1"), ("group", "-")), ("task", "representation"),
-                  "Accuracy of the edited molecule's label, source + edit (C1), per task and representation"),
-        Criterion("mae", (("condition", "C1"), ("group", "-")), ("task", "representation"),
-                  "MAE of the edited molecule's value, source + edit (C1), numeric tasks"),
-        Criterion("group_gap", (("condition", "C2"), ("group", "-")), ("task", "representation"),
-                  "Gap between label-consistent and -inconsistent pairs, true source label given (C2): "
-                  "|S_c − S_i|, 0 ⇔ collapse ratio 1 (lower is better)"),
-        Criterion("toward_rate", (("condition", "C3"), ("group", "-")), ("task", "representation"),
-                  "Share of C2 predictions that flip to follow a false source label (C3; lower is better)"),
+        Criterion("balanced_accuracy", (("condition", "C1"), ("group", "-")), ("task", "representation"),
+                  "C1 (source + edit) balanced accuracy of the edited molecule's label, all pairs (↑)",
+                  flat=FLAT_C1),
+        Criterion("mae_charged", (("condition", "C1"), ("group", "inconsistent")),
+                  ("task", "representation", "condition", "group"),
+                  "C1 (source + edit) MAE of the edited molecule's value, invalid charged, "
+                  "label-inconsistent pairs (↓)"),
+        Criterion("balanced_accuracy", (("condition", "C2"), ("group", "inconsistent")),
+                  ("task", "representation", "condition", "group"),
+                  "C2 (+ true source label) balanced accuracy on label-inconsistent pairs (↑)",
+                  flat=FLAT_C2),
+        Criterion("mae_charged", (("condition", "C2"), ("group", "inconsistent")),
+                  ("task", "representation", "condition", "group"),
+                  "C2 (+ true source label) MAE, invalid charged, on label-inconsistent pairs (↓)"),
+        Criterion("balanced_accuracy", (("condition", "C3"), ("group", "-")),
+                  ("task", "representation", "condition"),
+                  "C3 (+ false source label) balanced accuracy, all pairs (↑)", flat=FLAT_C3),
+        Criterion("mae_charged", (("condition", "C3"), ("group", "-")),
+                  ("task", "representation", "condition"),
+                  "C3 (+ false source label) MAE, invalid charged, all pairs (↓)"),
     )  # fmt: skip
     tables = (
         TableSpec(
@@ -326,6 +368,8 @@ class IdentityBlindedTrack(AskingTrack):
             reconstruct = q.template == RECONSTRUCT
             truth: Any = canonical_smiles(record["target_smiles"]) if reconstruct else _label(record, q.kind)
             answer = answers[q.request.id]
+            if q.kind == "number" and not reconstruct:  # outside the plausible range: invalid
+                answer = plausible(q.task.task, answer)
             items.append(Item(
                 task=q.task.task, representation=q.representation,
                 condition="C1" if reconstruct else q.template,

@@ -11,6 +11,12 @@ quantity                     definition
 ===========================  ==========================================================================
 score (accuracy)             S = Σ_k 1[ŷ_k = y_k] / n; an invalid answer (``None``) is wrong
 score (MAE)                  S = Σ_k |ŷ_k − y_k| / n_valid; invalid answers are left out (never an error 0)
+balanced accuracy            BA = (1/|K|) Σ_{c∈K} Σ_{k: y_k=c} 1[ŷ_k = y_k] / n_c, K the classes present
+                             among the truths; invalid = wrong. A constant scores 1/|K| (0.5), whatever the
+                             class shares (issue 28: plain accuracy gives a constant the majority share)
+charged MAE                  MAE* = Σ_k e*_k / n over every item asked, e*_k = |ŷ_k − y_k| for a plausible
+                             answer, else the bounded charge of :func:`evaluators.answers.ranges.
+                             invalid_error` (the worst plausible answer's error): abstaining never pays
 collapse ratio (accuracy)    CR = S_c / S_i
 collapse ratio (MAE)         CR = MAE_i / MAE_c (an error: inverted so that CR > 1 still means "better on
                              the consistent group")
@@ -60,7 +66,9 @@ __all__ = [
     "METRICS",
     "GroupComparison",
     "Interval",
+    "balanced_accuracy",
     "binary_response",
+    "charged_mae",
     "bh_qvalues",
     "between_group_test",
     "clopper_pearson",
@@ -114,6 +122,64 @@ def score(items: Sequence[float | bool | None], metric: str) -> float | None:
     (0.5, 2.0)
     """
     values = _values(items, metric)
+    return sum(values) / len(values) if values else None
+
+
+def balanced_accuracy(correct: Sequence[float | bool | None], truths: Sequence[bool]) -> float | None:
+    """Balanced accuracy: the mean over the classes present of each class's recall (invalid = wrong).
+
+    ``BA = (1/|K|) Σ_{c∈K} Σ_{k: y_k=c} 1[ŷ_k = y_k] / n_c``. A constant answer scores ``1/|K|`` (0.5 with
+    both classes present), an always-invalid one 0, a uniform random label 0.5 in expectation.
+
+    Parameters
+    ----------
+    correct : sequence
+        Per-item correctness (bool or 1.0/0.0), ``None`` for an invalid answer (counted wrong).
+    truths : sequence of bool
+        The items' true labels (the classes).
+
+    Returns
+    -------
+    float or None
+        ``None`` when there are no items.
+
+    Examples
+    --------
+    >>> balanced_accuracy([1, 1, 1, 0], [True, True, True, False])  # "yes" to 3 yes, 1 no
+    0.5
+    >>> balanced_accuracy([1, None, 0, 1], [True, True, False, False])
+    0.5
+    """
+    by_class: dict[bool, list[float]] = {}
+    for c, y in zip(correct, truths, strict=True):
+        by_class.setdefault(bool(y), []).append(float(bool(c)) if c is not None else 0.0)
+    if not by_class:
+        return None
+    return sum(sum(v) / len(v) for v in by_class.values()) / len(by_class)
+
+
+def charged_mae(errors: Sequence[float | None], charges: Sequence[float]) -> float | None:
+    """MAE over every item asked: ``Σ_k e*_k / n``, ``e*_k`` the error, or the item's charge when invalid.
+
+    Parameters
+    ----------
+    errors : sequence
+        Per-item absolute errors, ``None`` for an invalid (missing, unparseable or implausible) answer.
+    charges : sequence of float
+        Per-item error charged to an invalid answer (:func:`evaluators.answers.ranges.invalid_error`:
+        bounded, and no smaller than any plausible answer's error).
+
+    Returns
+    -------
+    float or None
+        ``None`` when there are no items.
+
+    Examples
+    --------
+    >>> charged_mae([1.0, None, 3.0], [40.0, 50.0, 40.0])
+    18.0
+    """
+    values = [abs(float(e)) if e is not None else float(c) for e, c in zip(errors, charges, strict=True)]
     return sum(values) / len(values) if values else None
 
 

@@ -4,8 +4,10 @@ Pure host-side functions over :class:`Item` (one scored answer); the statistics 
 :mod:`evaluators.tracks.identity_blinded.metrics`'s. Per task and representation (:func:`track_rows`):
 
 - per condition and per group (``group`` = ``consistent``/``inconsistent``, ``-`` = all pairs): the score
-  (``accuracy`` for binary tasks, invalid = wrong; ``mae`` for numeric tasks over the valid answers),
-  ``validity`` and ``n_items``;
+  (``accuracy`` for binary tasks, invalid = wrong; ``mae`` for numeric tasks over the valid answers: the
+  paper's numbers), the headline scores (``balanced_accuracy``, invalid = wrong; ``mae_charged`` over every
+  item asked, an invalid answer charged :func:`evaluators.answers.ranges.invalid_error`), ``validity`` and
+  ``n_items``;
 - under C1 and C2, at ``group`` = ``-``: the group comparison — ``collapse_ratio`` (accuracy S_c / S_i, MAE
   MAE_i / MAE_c) with its stratified bootstrap interval (``collapse_ratio_low``/``_high``; an infinite
   bound is left out), ``cr_distance`` = |ln CR| (0 = no reliance on the source), ``group_gap`` =
@@ -27,13 +29,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.answers.ranges import invalid_error
 from evaluators.metrics import register_metric
 from evaluators.schema import MetricRow, MetricSpec
 from evaluators.tracks.identity_blinded import metrics as blinded
 
-__all__ = ["METRIC_NAMES", "Item", "item_score", "track_rows"]
+__all__ = ["METRIC_NAMES", "Item", "headline_score", "item_score", "track_rows"]
 
 _NEW = (
+    MetricSpec("balanced_accuracy", True, "balanced accuracy",
+               "Mean over the true classes present of the share answered correctly (invalid = wrong): a "
+               "constant or random label scores 0.5, abstaining 0.", 0.0, 1.0),
+    MetricSpec("mae_charged", False, "MAE (invalid charged)",
+               "Mean absolute error over every item asked; an invalid answer (missing, unparseable or "
+               "outside the quantity's plausible range) is charged the worst plausible answer's error.", 0.0),
     MetricSpec("collapse_ratio", False, "collapse ratio",
                "Score on label-consistent pairs over score on label-inconsistent pairs (MAE: inverted); "
                "1 = no reliance on the source label, > 1 = collapse onto the source. Closer to 1 is better.",
@@ -141,12 +150,29 @@ def item_score(kind: str, answer: Any, truth: Any) -> float | None:
     return float(answer is not None and answer == truth)
 
 
+def headline_score(items: Sequence[Item]) -> tuple[str, float | None]:
+    """Return the headline score of one task's answers: balanced accuracy or the charged MAE.
+
+    Binary tasks: :func:`~.metrics.balanced_accuracy` of the correctness against the target labels.
+    Numeric tasks: :func:`~.metrics.charged_mae`, an invalid answer charged
+    :func:`~evaluators.answers.ranges.invalid_error` of the task's quantity at the item's truth.
+    """
+    if items[0].kind == "label":
+        return "balanced_accuracy", blinded.balanced_accuracy([it.score for it in items],
+                                                              [it.truth for it in items])  # fmt: skip
+    charges = [invalid_error(it.task, float(it.truth)) for it in items]
+    return "mae_charged", blinded.charged_mae([it.score for it in items], charges)
+
+
 def _score_rows(row, key: tuple[str, ...], items: Sequence[Item], metric: str) -> list[MetricRow]:
     value = blinded.score([it.score for it in items], metric)
     out = [row(*key, "n_items", len(items)),
            row(*key, "validity", sum(it.answer is not None for it in items) / len(items))]  # fmt: skip
-    if value is not None and math.isfinite(value):  # absurd numbers (1e308 twice) overflow a sum
+    if value is not None and math.isfinite(value):
         out.append(row(*key, metric, value))
+    name, headline = headline_score(items)
+    if headline is not None:
+        out.append(row(*key, name, headline))
     return out
 
 
