@@ -33,6 +33,8 @@ means make the criterion's value:
 - ``"range"``: ``-(max - min)`` of the part means that are not NaN (NaN if none, 0 if one), negated so
   that the table stays higher-is-better (a smaller spread is better). The caller orients the item values
   higher-is-better (e.g. ``-abs(error)``), as for any criterion.
+- ``"min"``: the least of the part means that are not NaN (NaN if none): the worst part, e.g. the worst
+  template's accuracy (items oriented higher-is-better, as for any criterion).
 - ``"root"``: ``-sqrt(-m)``, ``m`` the mean of the part means that are not NaN (NaN if none; a positive
   ``m``, which items ``-(squared error)`` cannot give, counts as 0). With squared errors as items this is
   minus the RMSE: a monotone transform of a mean, so exact on the full data, and resampled as the mean is.

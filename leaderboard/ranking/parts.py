@@ -28,7 +28,7 @@ __all__ = [
 #: Decimals kept in per-criterion means (identical items => exactly equal means).
 MEAN_DECIMALS = 12
 #: Values of the optional ``combine`` column: how a criterion's part means make its value.
-COMBINE_METHODS: tuple[str, ...] = ("mean", "range", "root", "worst_drop", "worst_drop_root")
+COMBINE_METHODS: tuple[str, ...] = ("mean", "range", "min", "root", "worst_drop", "worst_drop_root")
 #: The combine methods that compare variants of a criterion with its ``"original"`` variant.
 WORST_DROP: tuple[str, ...] = ("worst_drop", "worst_drop_root")
 #: The variant of a ``"worst_drop*"`` criterion that the others are compared with.
@@ -172,7 +172,8 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
     numpy.ndarray
         ``(n_rep, n_systems, n_criteria)``. Per criterion: ``"mean"``, the mean of its columns that are
         not NaN (NaN if none); ``"range"``, minus the range (max - min) of those columns (NaN if none, 0
-        if one); ``"root"``, ``-sqrt(-mean)``; ``"worst_drop"`` and ``"worst_drop_root"``, the least
+        if one); ``"min"``, the least of those columns (the worst part; NaN if none); ``"root"``,
+        ``-sqrt(-mean)``; ``"worst_drop"`` and ``"worst_drop_root"``, the least
         difference between a variant's value and the ``"original"`` variant's (see the module
         docstring). A criterion with one column and ``"mean"`` is that column as is; other values are
         rounded to :data:`MEAN_DECIMALS` decimals. Without a layout, ``raw`` itself is returned.
@@ -189,6 +190,9 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
     ...                     combine=("mean", "range"))
     >>> combine_parts(np.array([[[0.2, 0.4, np.nan, -3.0, -1.0]]]), layout).tolist()
     [[[0.3, -2.0]]]
+    >>> layout = PartLayout(criterion=np.array([0, 0, 0]), part=("t1", "t2", "t3"), combine=("min",))
+    >>> combine_parts(np.array([[[0.2, 0.4, np.nan]]]), layout).tolist()
+    [[[0.2]]]
     >>> layout = PartLayout(criterion=np.array([0, 1, 1, 1]), part=("all", "kekule", "original", "smiles"),
     ...                     combine=("root", "worst_drop"))
     >>> combine_parts(np.array([[[-4.0, 0.5, 0.75, 0.875]]]), layout).tolist()
@@ -224,6 +228,7 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
         # not -0.0, for a single part.
         spread = np.fmin.reduceat(raw, starts, axis=2) - np.fmax.reduceat(raw, starts, axis=2)
         values = np.where(is_range, spread, mean)
+        values = np.where(how == "min", np.fmin.reduceat(raw, starts, axis=2), values)
         is_root = how == "root"
         if is_root.any():
             values = np.where(is_root, _root(mean), values)

@@ -22,6 +22,7 @@ from rdkit.Chem import Descriptors, rdMolDescriptors
 
 import evaluators.datasets as datasets
 from evaluators.adapters import GenerativeAdapter
+from evaluators.answers.ranges import invalid_error
 from evaluators.datasets import LoadedDataset
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.prompt_robustness import (
@@ -31,6 +32,7 @@ from evaluators.tracks.prompt_robustness import (
     PromptRobustnessTrack,
     sample,
 )
+from evaluators.tracks.prompt_robustness.scores import over_templates
 from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
 MOLECULES = [
@@ -107,6 +109,13 @@ def _table(out: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+def _truth(task: str, record: dict[str, str]) -> float:
+    """The true number of a numeric task (RDKit average-mass MolWt; the record's measured value)."""
+    if task == "molecular_weight":
+        return float(Descriptors.MolWt(Chem.MolFromSmiles(record["smiles"])))
+    return float(record["value"])
+
+
 def _truth_text(q, records) -> str:
     """The right answer to ``q``, written as a model would (kind per representation)."""
     record = _record(records, q.item)
@@ -156,15 +165,16 @@ def test_an_oracle_scores_perfectly_under_every_template(tmp_path, monkeypatch, 
         assert rows[(task, rep, "-", "validity_mean")] == 1.0
         assert rows[(task, rep, "-", "n_items")] == len(records)
         if task in NUMERIC:
-            assert rows[(task, rep, "-", "mae_mean")] == pytest.approx(0.0, abs=1e-9)
-            assert rows[(task, rep, "-", "mae_spread")] == pytest.approx(0.0, abs=1e-9)
+            assert rows[(task, rep, "-", "mae_charged_mean")] == pytest.approx(0.0, abs=1e-9)
+            assert rows[(task, rep, "-", "mae_charged_worst")] == pytest.approx(0.0, abs=1e-9)
             assert (task, rep, "-", "accuracy_mean") not in rows
             for t in TEMPLATES:
                 assert rows[(task, rep, t, "rmse")] == pytest.approx(0.0, abs=1e-9)
             continue
         for stat, value in (("mean", 1.0), ("sd", 0.0), ("min", 1.0), ("max", 1.0), ("worst", 1.0),
                             ("spread", 0.0)):  # fmt: skip
-            assert rows[(task, rep, "-", f"accuracy_{stat}")] == value, (task, rep, stat)
+            primary = "balanced_accuracy" if task == "lipinski" else "accuracy"
+            assert rows[(task, rep, "-", f"{primary}_{stat}")] == value, (task, rep, stat)
         for t in TEMPLATES:
             assert rows[(task, rep, t, "accuracy")] == 1.0
             if (task, rep) in STRUCTURES:
@@ -202,16 +212,34 @@ def test_a_template_sensitive_model_gets_the_hand_computed_statistics(tmp_path, 
         assert validity == pytest.approx([1, 1, 1, 1, 0, 0.4]), (task, rep)
         assert rows[(task, rep, "-", "validity_mean")] == pytest.approx(4.4 / 6)
         if task in NUMERIC:
-            # MAE over the valid answers only: t1-t3 0, t4 1, t6 3 (the 3 invalid answers are not errors of 0,
-            # which would give 1.2); t5 has no valid answer, hence no MAE, and it is left out of the stats.
+            # The paper's MAE, over the valid answers only: t1-t3 0, t4 1, t6 3; t5 has no valid answer.
             mae = [rows.get((task, rep, t, "mae")) for t in TEMPLATES]
             assert mae == pytest.approx([0, 0, 0, 1, None, 3])
             assert rows[(task, rep, "t6", "rmse")] == pytest.approx(3.0)
-            # Over [0, 0, 0, 1, 3]: mean 4/5; population variance (3·0.8² + 0.2² + 2.2²)/5 = 6.8/5 = 1.36.
-            expected = {"mean": 0.8, "sd": math.sqrt(1.36), "min": 0.0, "max": 3.0, "worst": 3.0,
-                        "spread": 3.0}  # fmt: skip
+            # The ranked MAE charges every invalid answer the worst plausible answer's error: t5 (all five
+            # invalid) is the mean penalty — not dropped — and t6 adds the penalties of items 3-5.
+            truth = {r["id"]: _truth(task, r) for r in MOLECULES}
+            penalty = {i: invalid_error(task, y) for i, y in truth.items()}
+            t5 = sum(penalty.values()) / 5
+            t6 = (3 + 3 + penalty["3"] + penalty["4"] + penalty["5"]) / 5
+            charged = [rows[(task, rep, t, "mae_charged")] for t in TEMPLATES]
+            assert charged == pytest.approx([0, 0, 0, 1, t5, t6])
+            expected = over_templates([0, 0, 0, 1, t5, t6], higher_is_better=False)
+            assert expected["worst"] == pytest.approx(max(t5, t6))
             for stat, value in expected.items():
-                assert rows[(task, rep, "-", f"mae_{stat}")] == pytest.approx(value), (task, rep, stat)
+                assert rows[(task, rep, "-", f"mae_charged_{stat}")] == pytest.approx(value), (rep, stat)
+            continue
+        if task == "lipinski":
+            # Truth: yes on items 1-4, no on item 5. Balanced accuracy = (recall_yes + recall_no) / 2:
+            # t1-t3 1; t4 (all flipped) 0; t5 0; t6 right on items 1, 2 (both "yes"): (2/4 + 0)/2 = 1/4,
+            # where plain accuracy gives 2/5.
+            ba = [rows[(task, rep, t, "balanced_accuracy")] for t in TEMPLATES]
+            assert ba == pytest.approx([1, 1, 1, 0, 0, 0.25]), (task, rep)
+            assert rows[(task, rep, "-", "balanced_accuracy_worst")] == 0.0
+            assert rows[(task, rep, "-", "balanced_accuracy_mean")] == pytest.approx(3.25 / 6)
+            plain = [rows[(task, rep, t, "accuracy")] for t in TEMPLATES]  # reported beside it
+            assert plain == pytest.approx([1, 1, 1, 0, 0, 0.4])
+            assert (task, rep, "-", "accuracy_mean") not in rows
             continue
         # Accuracy per template (invalid = wrong): 1, 1, 1, 0, 0, 2/5.
         accuracy = [rows[(task, rep, t, "accuracy")] for t in TEMPLATES]
@@ -241,8 +269,10 @@ def test_invalid_answers_lower_validity_count_as_wrong_and_are_no_zero_error(tmp
             assert rows[(task, rep, t, "validity")] == pytest.approx(3 / 5)
             if task in NUMERIC:
                 # Errors 0, 0, 2 over the valid answers: MAE 2/3, RMSE sqrt(4/3). Scoring the two invalid
-                # answers as errors of 0 would give 2/5.
+                # answers as errors of 0 would give 2/5; the ranked MAE charges them the bounded penalty.
                 assert rows[(task, rep, t, "mae")] == pytest.approx(2 / 3)
+                penalties = sum(invalid_error(task, _truth(task, _record(MOLECULES, i))) for i in ("3", "5"))
+                assert rows[(task, rep, t, "mae_charged")] == pytest.approx((2 + penalties) / 5)
                 assert rows[(task, rep, t, "rmse")] == pytest.approx(math.sqrt(4 / 3))
             else:
                 assert rows[(task, rep, t, "accuracy")] == pytest.approx(3 / 5)
@@ -252,7 +282,9 @@ def test_invalid_answers_lower_validity_count_as_wrong_and_are_no_zero_error(tmp
     table = {(r["task"], r["representation"], r["template"], r["id"]): r for r in _table(out)}
     for task in NUMERIC:
         for key in ((task, "smiles", "t1", "3"), (task, "iupac", "t2", "5")):  # empty, unparseable
-            assert table[key]["answer"] == table[key]["score"] == ""
+            truth = _truth(task, _record(MOLECULES, key[3]))
+            assert table[key]["answer"] == "" and float(table[key]["truth"]) == pytest.approx(truth)
+            assert float(table[key]["score"]) == pytest.approx(invalid_error(task, truth))  # charged, not 0
         assert float(table[(task, "smiles", "t1", "4")]["score"]) == pytest.approx(2.0)
 
 
@@ -502,3 +534,81 @@ def test_the_tool_reference_reads_every_template_and_abstains_elsewhere(tmp_path
                     assert rows[(task, rep, t, "mae")] < 0.005, (rep, t)  # two decimals
                 else:
                     assert rows[(task, rep, t, "accuracy")] == 1.0, (task, rep, t)
+
+
+def test_a_number_outside_the_plausible_range_is_invalid_and_charged(tmp_path, monkeypatch) -> None:
+    """Issue 28: 1e14 g/mol was an answer (MAEs of 6·10¹⁴); now it is invalid, with a bounded charge."""
+
+    def answer(q) -> str:
+        return "1e14" if q.kind == "number" and q.item == "1" else _truth_text(q, MOLECULES)
+
+    rows, out, _ = _score(tmp_path, monkeypatch, MOLECULES, answer)
+    table = {(r["task"], r["representation"], r["template"], r["id"]): r for r in _table(out)}
+    for task in NUMERIC:
+        charge = invalid_error(task, _truth(task, _record(MOLECULES, "1")))
+        assert rows[(task, "smiles", "t1", "validity")] == pytest.approx(4 / 5)
+        assert rows[(task, "smiles", "t1", "mae")] == pytest.approx(0.0, abs=1e-9)  # the paper's: valid only
+        assert rows[(task, "smiles", "t1", "mae_charged")] == pytest.approx(charge / 5)
+        assert charge < 6000  # bounded by the range, of the data's scale
+        assert table[(task, "smiles", "t1", "1")]["answer"] == ""
+
+
+def test_few_valid_answers_no_longer_beat_a_constant_answer(tmp_path, monkeypatch) -> None:
+    """Issue 28: 2 valid answers of 1 200 gave a smaller (valid-only) MAE than a constant answering all."""
+
+    def sparse(q) -> str:  # right on item 1 only, no answer elsewhere
+        return _truth_text(q, MOLECULES) if q.item == "1" else ""
+
+    def constant(q) -> str:
+        return "1" if q.kind == "number" else "yes"  # 1: plausible for both quantities
+
+    sparse_rows, _, _ = _score(tmp_path, monkeypatch, MOLECULES, sparse, out=tmp_path / "sparse")
+    constant_rows, _, _ = _score(tmp_path, monkeypatch, MOLECULES, constant, out=tmp_path / "constant")
+    for task in NUMERIC:
+        for rep in ("smiles", "iupac"):
+            old = (task, rep, "t1", "mae")  # the paper's valid-only MAE: the trap
+            assert sparse_rows[old] < constant_rows[old]
+            for stat in ("mean", "worst"):
+                key = (task, rep, "-", f"mae_charged_{stat}")
+                assert sparse_rows[key] > constant_rows[key], key
+
+
+def test_a_constant_yes_gets_half_the_balanced_accuracy_on_a_mostly_yes_set(tmp_path, monkeypatch) -> None:
+    """4 of the 5 molecules pass Lipinski: "yes" has plain accuracy 0.8 but balanced accuracy 0.5."""
+
+    def noisy(q) -> str:  # right on four molecules, "no" for aspirin (item 4): one miss in the "yes" class
+        right = _truth_text(q, MOLECULES)
+        return ("no" if q.item == "4" else right) if q.kind == "label" else right
+
+    yes_rows, _, _ = _score(tmp_path, monkeypatch, MOLECULES, lambda q: "yes", out=tmp_path / "yes")
+    noisy_rows, _, _ = _score(tmp_path, monkeypatch, MOLECULES, noisy, out=tmp_path / "noisy")
+    for rep in ("smiles", "iupac"):
+        plain = ("lipinski", rep, "t1", "accuracy")
+        assert yes_rows[plain] == noisy_rows[plain] == pytest.approx(0.8)
+        assert yes_rows[("lipinski", rep, "-", "balanced_accuracy_worst")] == pytest.approx(0.5)
+        assert noisy_rows[("lipinski", rep, "-", "balanced_accuracy_worst")] == pytest.approx((3 / 4 + 1) / 2)
+
+
+def test_the_headline_ranks_mean_and_worst_template_never_the_spread() -> None:
+    """A constant answer has spread 0 on every criterion: the spread is reported, never ranked."""
+    ranked = {c.metric for c in PromptRobustnessTrack.headline}
+    assert ranked == {"accuracy_mean", "accuracy_worst", "balanced_accuracy_mean", "balanced_accuracy_worst",
+                      "mae_charged_mean", "mae_charged_worst"}  # fmt: skip
+    assert not any(m.endswith(("_spread", "_sd")) for m in ranked)
+    assert {"accuracy_spread", "mae_charged_spread"} <= set(PromptRobustnessTrack.metrics)
+
+
+def test_freesolv_lipinski_is_declared_flat_because_every_molecule_passes(benchmark_data) -> None:
+    """The measured reason: FreeSolv's Lipinski truth has one class, so a constant "yes" scores 1.0."""
+    from evaluators.datasets import load_records
+    from evaluators.tracks.prompt_robustness import TRUTHS
+
+    records = load_records("freesolv", benchmark_data("freesolv"))
+    assert {TRUTHS["lipinski"](r, "label") for r in records} == {True} and len(records) == 642
+    for crit in PromptRobustnessTrack.headline:
+        names = {name for name, _ in crit.flat}
+        if crit.metric.startswith("balanced_accuracy"):
+            assert names == {"freesolv/lipinski/smiles", "freesolv/lipinski/iupac"}
+            assert all("642" in reason for _, reason in crit.flat)
+        else:
+            assert not names

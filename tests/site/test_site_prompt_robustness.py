@@ -30,11 +30,13 @@ RIGHT = {
     "steady": {t: {"1", "2"} for t in TEMPLATES},
     "fickle": {t: (set(ITEMS) if t in ("t1", "t2", "t3") else set()) for t in TEMPLATES},
 }
-#: Per model, per template: absolute errors of the molecular weight answers (None = invalid answer).
+#: Per model, per template: absolute errors of the molecular weight answers (None = invalid answer,
+#: charged the error :data:`CHARGED` in the table, as the track writes it).
 ERRORS = {
     "steady": {t: [1.0, 1.0, 1.0, 1.0] for t in TEMPLATES},
-    "fickle": {t: ([0.5, 0.5, None, None] if t != "t6" else [9.0, 9.0, 9.0, 9.0]) for t in TEMPLATES},
+    "fickle": {t: ([0.5, 0.5, 0.5, None] if t != "t6" else [9.0, 9.0, 9.0, 9.0]) for t in TEMPLATES},
 }
+CHARGED = 1.5
 
 
 def esc_text(text: str) -> str:
@@ -57,10 +59,11 @@ def _answers() -> pd.DataFrame:
                              "template": t, "id": i, "submission": sub})  # fmt: skip
                 error = ERRORS[sub][t][int(i) - 1]
                 rows.append({"task": "molecular_weight", "answer": "" if error is None else "46.0",
-                             "score": "" if error is None else error, "template": t, "id": i,
+                             "score": CHARGED if error is None else error, "template": t, "id": i,
                              "submission": sub})  # fmt: skip
     frame = pd.DataFrame(rows)
-    return frame.assign(track=TRACK, dataset=DATASET, representation="smiles", completion="x")
+    truth = frame["task"].map({"formula": "C2H6O", "molecular_weight": "46.07"})
+    return frame.assign(track=TRACK, dataset=DATASET, representation="smiles", completion="x", truth=truth)
 
 
 def _rows(answers: pd.DataFrame) -> pd.DataFrame:
@@ -73,12 +76,14 @@ def _rows(answers: pd.DataFrame) -> pd.DataFrame:
                 value = float(g["score"].astype(float).mean())
                 rows += [_row(sub, task, t, "accuracy", value), _row(sub, task, t, "validity", value)]
             else:
-                errors = pd.to_numeric(g["score"], errors="coerce").dropna()
-                value = float(errors.mean())
-                rows += [_row(sub, task, t, "mae", value),
-                         _row(sub, task, t, "validity", len(errors) / len(g))]  # fmt: skip
+                charged = pd.to_numeric(g["score"])
+                value = float(charged.mean())
+                valid = g["answer"] != ""
+                rows += [_row(sub, task, t, "mae_charged", value),
+                         _row(sub, task, t, "mae", float(charged[valid].mean())),
+                         _row(sub, task, t, "validity", float(valid.mean()))]  # fmt: skip
             per_template.append(value)
-        primary = "accuracy" if task == "formula" else "mae"
+        primary = "accuracy" if task == "formula" else "mae_charged"
         stats = over_templates(per_template, higher_is_better=primary == "accuracy")
         rows += [_row(sub, task, "-", f"{primary}_{s}", v) for s, v in stats.items()]
         rows.append(_row(sub, task, "-", "validity_mean", 1.0))
@@ -102,8 +107,12 @@ def test_the_track_page_shows_mean_sd_worst_best_and_spread_per_task(built) -> N
     # fickle: accuracy 1, 1, 1, 0, 0, 0 → mean 0.5, population SD 0.5, worst 0, best 1, spread 1.
     assert "Fickle-BERT | v1 SMILES 0.500 ± 0.500 0.000 1.000 1.000" in text
     assert "Steady-BERT | v1 SMILES 0.500 ± 0.000 0.500 0.500 0.000" in text
-    # fickle MAE: 0.5 under t1-t5, 9 under t6 → mean 1.917, worst (max) 9, best 0.5, spread 8.5.
-    assert "Fickle-BERT | v1 SMILES 1.917 ± 3.168 9.000 0.500 8.500" in text
+    # fickle MAE, the invalid answer charged 1.5: (0.5·3 + 1.5)/4 = 0.75 under t1-t5, 9 under t6 → mean
+    # 12.75/6 = 2.125, population SD sqrt((5·1.375² + 6.875²)/6) = 3.075, worst (max) 9, best 0.75,
+    # spread 8.25.
+    assert "Fickle-BERT | v1 SMILES 2.125 ± 3.075 9.000 0.750 8.250" in text
+    # The page says what is ranked: the mean and the worst template, not the spread.
+    assert "mean ± SD (ranked)" in text and "worst (ranked)" in text
 
 
 def test_the_strip_plot_has_one_dot_per_template_and_model(built) -> None:
@@ -123,7 +132,7 @@ def test_rank_flips_count_the_template_pairs_that_reorder_the_models(built) -> N
     # Formula: t1-t3 put fickle first, t4-t6 steady; the 9 cross pairs reverse them (τ-b = -1), the 6
     # within-group pairs agree (τ-b = 1): mean τ-b (6 - 9) / 15 = -0.2.
     assert "Molecular formula SMILES 2 -0.200 -1.000 9 of 15" in text
-    # Molecular weight: fickle better (0.5 < 1) under t1-t5, worse under t6: 5 of 15 pairs flip.
+    # Molecular weight: fickle better (0.75 < 1) under t1-t5, worse under t6: 5 of 15 pairs flip.
     assert "Molecular weight (g/mol) SMILES 2 0.333 -1.000 5 of 15" in text
     assert "rank of each model under each template" in text
 
@@ -139,7 +148,7 @@ def test_the_methodology_shows_every_template_word_for_word(built) -> None:
             assert esc_text(words) in text, (s.task, t.id)
 
 
-def test_item_values_reproduce_the_reported_mean_and_spread(built) -> None:
+def test_item_values_reproduce_the_reported_mean_and_worst(built) -> None:
     from leaderboard.site.extensions.prompt_robustness import item_values
     from leaderboard.site.sitedata import load_site_data
 
@@ -148,11 +157,11 @@ def test_item_values_reproduce_the_reported_mean_and_spread(built) -> None:
     table = point_table(items)
     rows = _rows(built["answers"])
     for sub in RIGHT:
-        for task, primary in (("formula", "accuracy"), ("molecular_weight", "mae")):
+        for task, primary in (("formula", "accuracy"), ("molecular_weight", "mae_charged")):
             sign = 1.0 if primary == "accuracy" else -1.0
-            for stat in ("mean", "spread"):
+            for stat in ("mean", "worst"):
                 reported = rows.loc[(rows["submission"] == sub) & (rows["task"] == task)
                                     & (rows["metric"] == f"{primary}_{stat}"), "value"].item()  # fmt: skip
                 column = f"{TRACK}/{DATASET}/{task}/smiles/{primary}_{stat}"
-                expected = sign * reported if stat == "mean" else -reported
+                expected = sign * reported
                 assert math.isclose(table.at[sub, column], expected, abs_tol=1e-9), (sub, column)

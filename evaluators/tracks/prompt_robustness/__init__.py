@@ -15,8 +15,13 @@ Two halves, as in T3 (:mod:`evaluators.asking`):
   ``template_answers.csv.gz`` and returns rows per template (dimension ``template`` = its id) and over
   templates (``template`` = ``-``: mean, SD, min, max, worst, spread of the primary score).
 
-Headline: per task and representation, the mean accuracy over templates (MAE for numbers) and the
-template sensitivity, best − worst template (lower is better).
+Headline (issue 28): per task and representation, the task's primary score (exact-match accuracy; balanced
+accuracy for yes/no; for numbers the MAE over every asked item with an invalid answer charged the bounded
+:func:`~evaluators.answers.ranges.invalid_error`) averaged over templates, and the same score under the
+worst template. A constant answer is equally bad under every wording, so the old headline, the spread best
+− worst, was 0 — the best — for it; the spread and SD are still reported beside the mean, not ranked.
+Criteria where an honest but imperfect answerer cannot be told from a constant (FreeSolv's Lipinski
+question: every molecule passes) are declared :attr:`~evaluators.schema.Criterion.flat`.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.adapters import GenerationRequest
+from evaluators.answers.ranges import plausible
 from evaluators.asking import (
     COMPLETIONS,
     AskingTrack,
@@ -66,7 +72,15 @@ SHOWN_CHARS = 120
 SETS: tuple[TemplateSet, ...] = load_template_sets()
 REPRESENTATIONS = ("smiles", "iupac", "formula")
 
-_DIRECTION = {"accuracy": (True, 0.0, 1.0), "mae": (False, 0.0, math.inf)}
+#: Primary score → (higher is better, low, high): what the statistics over templates are of.
+_DIRECTION = {"accuracy": (True, 0.0, 1.0), "balanced_accuracy": (True, 0.0, 1.0),
+              "mae_charged": (False, 0.0, math.inf)}  # fmt: skip
+_SCORE_TEXT = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy (yes/no)",
+               "mae_charged": "MAE with invalid answers charged"}  # fmt: skip
+#: The FreeSolv Lipinski truth is "yes" for all 642 molecules (measured): one class, so balanced
+#: accuracy is recall on "yes", and the constant "yes" scores 1.0 above any imperfect model.
+_ONE_CLASS = ("freesolv: the truth is Lipinski-'yes' for all 642 molecules (one class), so the constant "
+              "'yes' scores 1.0 and beats an honest model that is right on 70 % (measured: tests/validity)")
 _STAT_TEXT = {
     "mean": "mean over templates", "sd": "population SD over templates", "min": "lowest template",
     "max": "highest template", "worst": "worst template", "spread": "best − worst template",
@@ -80,12 +94,17 @@ for _spec in (
                "valid formula answers.", 0.0, 1.0),
     MetricSpec("atom_f1", True, "atom F1", "Mean atom-level F1 over the valid formula answers.", 0.0, 1.0),
     MetricSpec("validity_mean", True, "validity (mean over templates)",
-               "Share of answers that normalise, averaged over templates.", 0.0, 1.0),
+               "Share of answers that normalise (numbers: and lie in the plausible range), averaged over "
+               "templates.", 0.0, 1.0),
+    MetricSpec("balanced_accuracy", True, "balanced accuracy", "Mean over the truth's classes of the share "
+               "answered right in that class (invalid = wrong); a constant scores 1/K.", 0.0, 1.0),
+    MetricSpec("mae_charged", False, "MAE (invalid charged)", "Mean absolute error over every asked item; "
+               "an invalid or implausible answer is charged the worst plausible answer's error.", 0.0),
     *(MetricSpec(f"{score}_{stat}",
                  (higher if stat not in ("sd", "spread") else False),
-                 f"{'accuracy' if score == 'accuracy' else 'MAE'}, {_STAT_TEXT[stat]}",
-                 f"{'Accuracy' if score == 'accuracy' else 'MAE'} per template: {_STAT_TEXT[stat]}.",
-                 low, high if stat not in ("sd",) else (0.5 if score == "accuracy" else math.inf))
+                 f"{_SCORE_TEXT[score]}, {_STAT_TEXT[stat]}",
+                 f"{_SCORE_TEXT[score]} per template: {_STAT_TEXT[stat]}.",
+                 low, high if stat not in ("sd",) else (0.5 if higher else math.inf))
       for score, (higher, low, high) in _DIRECTION.items() for stat in SUMMARY_STATS),
 ):  # fmt: skip
     register_metric(_spec)
@@ -194,12 +213,12 @@ class PromptRobustnessTrack(AskingTrack):
     """Same question, many wordings: how much do a generative model's answers depend on the wording."""
 
     name = TRACK
-    version = 1
+    version = 2
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
-        "form; the board reports the mean over templates, the worst template and the spread between "
-        "the best and the worst."
+        "form; the board ranks the mean over templates and the worst template (invalid answers count "
+        "against), and shows the spread between the best and the worst beside the mean."
     )
     citation = "ChemDIRT: chemistry tasks with varied instructions and representations (2026)."
     dimensions = (
@@ -213,29 +232,36 @@ class PromptRobustnessTrack(AskingTrack):
     metrics = (
         "n_items", "validity", "accuracy", "tanimoto_maccs", "tanimoto_morgan2_bits",
         "tanimoto_morgan2_counts", "tanimoto_rdkit", "element_cosine", "atom_f1", "mae", "rmse",
-        "validity_mean",
+        "balanced_accuracy", "mae_charged", "validity_mean",
         *(f"{score}_{stat}" for score in _DIRECTION for stat in SUMMARY_STATS),
     )  # fmt: skip
     headline = (
         Criterion("accuracy_mean", (("template", "-"),), ("task", "representation"),
-                  "Accuracy averaged over the templates, per task and representation"),
-        Criterion("accuracy_spread", (("template", "-"),), ("task", "representation"),
-                  "Template sensitivity: best − worst template accuracy (lower is better)"),
-        Criterion("mae_mean", (("template", "-"),), ("task", "representation"),
-                  "Mean absolute error averaged over the templates (numeric tasks)"),
-        Criterion("mae_spread", (("template", "-"),), ("task", "representation"),
-                  "Template sensitivity of numeric answers: worst − best template MAE (lower is better)"),
+                  "Exact-match accuracy averaged over the templates (structures, formulas)"),
+        Criterion("accuracy_worst", (("template", "-"),), ("task", "representation"),
+                  "Accuracy under the worst template (structures, formulas)"),
+        Criterion("balanced_accuracy_mean", (("template", "-"),), ("task", "representation"),
+                  "Balanced accuracy averaged over the templates (yes/no)",
+                  flat=tuple((f"freesolv/lipinski/{r}", _ONE_CLASS) for r in ("smiles", "iupac"))),
+        Criterion("balanced_accuracy_worst", (("template", "-"),), ("task", "representation"),
+                  "Balanced accuracy under the worst template (yes/no)",
+                  flat=tuple((f"freesolv/lipinski/{r}", _ONE_CLASS) for r in ("smiles", "iupac"))),
+        Criterion("mae_charged_mean", (("template", "-"),), ("task", "representation"),
+                  "MAE averaged over the templates, invalid charged (numeric tasks; lower is better)"),
+        Criterion("mae_charged_worst", (("template", "-"),), ("task", "representation"),
+                  "MAE under the worst template, invalid charged (numeric tasks; lower is better)"),
     )  # fmt: skip
     tables = (
         TableSpec(
             name="template_answers",
             file=ANSWERS,
-            columns=("task", "representation", "template", "id", "completion", "answer", "score"),
+            columns=("task", "representation", "template", "id", "completion", "answer", "truth", "score"),
             description=(
                 "Every answer under every template: the completion (first "
-                f"{SHOWN_CHARS} characters), the normalised answer (empty when invalid) and its score: 1/0 "
-                "for an exact match (an invalid answer scores 0), the absolute error for a number (empty "
-                "when invalid: never a zero error)."
+                f"{SHOWN_CHARS} characters), the normalised answer (empty when invalid; a number outside "
+                "its plausible range is invalid), the normalised truth and the score: 1/0 for an exact "
+                "match (an invalid answer scores 0), the absolute error charged for a number (an invalid "
+                "answer is charged the worst plausible answer's error: never a zero error)."
             ),
             artifact=ANSWERS,
         ),
@@ -295,6 +321,8 @@ class PromptRobustnessTrack(AskingTrack):
         echoes: dict[tuple[str, str, str], set[str]] = {}
         scores: dict[str, dict[str, float | None]] = {}
         for q in scored:
+            if q.kind == "number":  # out of the plausible range: invalid, never a number (issue 28)
+                answers[q.request.id] = plausible(q.task.task, answers[q.request.id])
             answer = answers[q.request.id]
             if answer is not None and q.task.task == "forward_reaction":
                 key = (q.task.task, q.kind, q.item)
@@ -302,9 +330,11 @@ class PromptRobustnessTrack(AskingTrack):
                     echoes[key] = _echoes(q.task, by_record[q.item], q.kind)
                 if answer in echoes[key]:
                     answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
-            scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)])
+            scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)],
+                                               q.task.task if q.kind == "number" else None)  # fmt: skip
         rows = _rows(scored, scores)
-        _write_answers(out_dir / ANSWERS, scored, texts, answers, scores)
+        truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in scored}
+        _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores)
         counts = {**result.counts, "n_malformed_lines": malformed,
                   "n_missing_completions": sum(q.request.id not in texts for q in questions),
                   **refused_counts(refused),
@@ -333,7 +363,7 @@ def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | Non
             if primary in values:
                 per_template.append(values[primary])
             validities.append(values.get("validity", 0.0))
-        summary = over_templates(per_template, higher_is_better=primary == "accuracy")
+        summary = over_templates(per_template, higher_is_better=_DIRECTION[primary][0])
         rows += [row(task, representation, "-", f"{primary}_{stat}", v) for stat, v in summary.items()
                  if math.isfinite(v)]  # fmt: skip
         rows.append(row(task, representation, "-", "validity_mean", sum(validities) / len(validities)))
@@ -341,18 +371,18 @@ def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | Non
     return rows
 
 
-def _write_answers(path: Path, questions, texts, answers, scores) -> None:
+def _write_answers(path: Path, questions, texts, answers, truths, scores) -> None:
     """Write the per-item table (:data:`PromptRobustnessTrack.tables`)."""
 
     def rows():
         for q in questions:
             s = scores[q.request.id]
-            score = s.get("abs_error") if q.kind == "number" else s.get("accuracy")
+            score = s.get("error") if q.kind == "number" else s.get("accuracy")
             completion = texts.get(q.request.id)
             yield [
                 q.task.task, q.representation, q.template, q.item,
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
-                cell(answers[q.request.id])[:300], cell(score),
+                cell(answers[q.request.id])[:300], cell(truths[q.request.id])[:300], cell(score),
             ]  # fmt: skip
 
     write_table(path, PromptRobustnessTrack.tables[0].columns, rows())

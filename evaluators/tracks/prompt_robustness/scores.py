@@ -1,21 +1,30 @@
 """Scores of the prompt-robustness track (T4): per answer, per template, and over templates.
 
-Pure functions, host side. Definitions (issue 13 item 3; ChemDIRT §III-D,
+Pure functions, host side. Definitions (issue 13 item 3, issue 28; ChemDIRT §III-D,
 ``../shared/papers/chemdirt-instruction-representation-benchmark.txt``):
 
-- **validity**: share of answers that normalise (:mod:`evaluators.answers`); an empty or unparseable answer
-  is invalid — counted, and never scored as a zero error.
+- **validity**: share of answers that normalise (:mod:`evaluators.answers`) and, for a number, lie in the
+  quantity's plausible range (:func:`evaluators.answers.ranges.plausible`); an empty, unparseable or
+  absurd answer is invalid — counted, and never scored as a zero error.
 - **accuracy**: exact match, invalid = wrong: canonical SMILES equality (stereo included) for structures
   (a name is compared through OPSIN's structure), element-count equality for formulas, equality for yes/no.
+- **balanced_accuracy** (yes/no answers): the mean recall over the classes present in the truth,
+  ``BA = (1/K) Σ_k |{i ∈ k : answer_i = truth_i}| / n_k`` (invalid = wrong). Plain accuracy rewards a
+  constant on an imbalanced set (a 90 %-"yes" set gives "yes" 0.90); BA gives any constant 1/K.
 - **tanimoto_<fp>**: mean Tanimoto similarity over the valid structure answers
   (:mod:`evaluators.answers.similarity`: MACCS, Morgan r=2 as 2048 bits and as counts, RDKit path
   fingerprint).
 - **element_cosine**, **atom_f1**: means over the valid formula answers.
-- **mae**, **rmse**: over the valid numeric answers.
+- **mae_charged** (numbers; the primary score): over *all* asked items, an invalid answer charged the
+  bounded error :func:`evaluators.answers.ranges.invalid_error` (the worst plausible answer's):
+  ``MAE = (1/n) Σ_i e_i`` with ``e_i = |ŷ_i − y_i|`` if ``ŷ_i`` is valid, else
+  ``max(y_i − low, high − y_i)``. Never dropped, never 0: abstaining is the worst a model can do.
+- **mae**, **rmse**: the paper's errors, over the valid numeric answers only (reported, not ranked; a
+  model with 2 valid answers of 1 200 could have a small one).
 
-Over templates (:func:`over_templates`), for the task's primary score (accuracy, or MAE for numbers):
-mean, population SD, min, max, the worst case (min of an accuracy, max of an error) and the spread
-best − worst = max − min (lower: less sensitive to wording).
+Over templates (:func:`over_templates`), for the task's primary score (:data:`PRIMARY`: accuracy,
+balanced accuracy for yes/no, charged MAE for numbers): mean, population SD, min, max, the worst case
+(min of an accuracy, max of an error) and the spread best − worst = max − min.
 """
 
 from __future__ import annotations
@@ -25,23 +34,27 @@ from collections.abc import Sequence
 from typing import Any
 
 from evaluators.answers import similarity as sim
+from evaluators.answers.ranges import invalid_error, plausible
 
-__all__ = ["PRIMARY", "SUMMARY_STATS", "item_scores", "over_templates", "primary_metric", "template_metrics"]
+__all__ = [
+    "PRIMARY", "SUMMARY_STATS", "balanced_accuracy", "item_scores", "over_templates", "primary_metric",
+    "template_metrics",
+]  # fmt: skip
 
 #: Primary score per answer kind: what a template's score and the summaries over templates are of.
-PRIMARY = {"smiles": "accuracy", "name": "accuracy", "formula": "accuracy", "label": "accuracy",
-           "number": "mae"}  # fmt: skip
+PRIMARY = {"smiles": "accuracy", "name": "accuracy", "formula": "accuracy", "label": "balanced_accuracy",
+           "number": "mae_charged"}  # fmt: skip
 #: Statistics over templates, in display order.
 SUMMARY_STATS = ("mean", "sd", "min", "max", "worst", "spread")
 _STRUCTURE = ("smiles", "name")
 
 
 def primary_metric(kind: str) -> str:
-    """Return the primary metric of an answer kind (``accuracy`` or ``mae``)."""
+    """Return the primary metric of an answer kind (``accuracy``, ``balanced_accuracy``, ``mae_charged``)."""
     return PRIMARY[kind]
 
 
-def item_scores(kind: str, answer: Any, truth: Any) -> dict[str, float | None]:
+def item_scores(kind: str, answer: Any, truth: Any, quantity: str | None = None) -> dict[str, float | None]:
     """Scores of one normalised answer against the truth; ``None`` marks a score the answer cannot have.
 
     Parameters
@@ -52,20 +65,32 @@ def item_scores(kind: str, answer: Any, truth: Any) -> dict[str, float | None]:
         The normalised answer (canonical SMILES, Hill formula, bool, float) or ``None`` (invalid).
     truth : Any
         The normalised true answer.
+    quantity : str, optional
+        For numbers (required there): the quantity asked, a key of
+        :data:`evaluators.answers.ranges.PLAUSIBLE`; a number outside its range is invalid.
 
     Returns
     -------
     dict
         ``valid`` (1.0 or 0.0) and the kind's scores: ``accuracy`` (invalid = 0.0), the Tanimoto and
-        formula similarities (``None`` when invalid), ``abs_error`` for numbers (``None`` when invalid).
+        formula similarities (``None`` when invalid); for yes/no also ``truth`` (1.0 or 0.0, the class
+        of :func:`balanced_accuracy`); for numbers ``abs_error`` (``None`` when invalid) and ``error``,
+        the error charged (``abs_error``, or :func:`~evaluators.answers.ranges.invalid_error` when
+        invalid).
 
     Examples
     --------
     >>> item_scores("formula", "C2H4O2", "C2H6O")["accuracy"], item_scores("label", None, True)
-    (0.0, {'valid': 0.0, 'accuracy': 0.0})
-    >>> item_scores("number", 180.0, 180.16)["abs_error"] < 0.2
+    (0.0, {'valid': 0.0, 'accuracy': 0.0, 'truth': 1.0})
+    >>> item_scores("number", 180.0, 180.16, "molecular_weight")["abs_error"] < 0.2
     True
+    >>> item_scores("number", 6e14, 46.07, "molecular_weight")
+    {'valid': 0.0, 'abs_error': None, 'error': 5553.93}
     """
+    if kind == "number":
+        if quantity is None:
+            raise ValueError("a numeric answer needs its quantity (its plausible range)")
+        answer = plausible(quantity, answer)
     valid = answer is not None
     out: dict[str, float | None] = {"valid": float(valid)}
     if kind in _STRUCTURE:
@@ -78,11 +103,38 @@ def item_scores(kind: str, answer: Any, truth: Any) -> dict[str, float | None]:
         out["atom_f1"] = sim.atom_f1(answer, truth) if valid else None
     elif kind == "label":
         out["accuracy"] = float(valid and answer == truth)
+        out["truth"] = float(bool(truth))
     elif kind == "number":
         out["abs_error"] = sim.absolute_error(answer, truth) if valid else None
+        error = out["abs_error"]
+        out["error"] = round(invalid_error(quantity, truth) if error is None else error, 12)
     else:
         raise ValueError(f"unknown answer kind {kind!r}")
     return out
+
+
+def balanced_accuracy(correct: Sequence[float], classes: Sequence[Any]) -> float | None:
+    """Balanced accuracy: the mean over the classes present of the share right in that class.
+
+    ``BA = (1/K) Σ_k (Σ_{i: c_i = k} correct_i) / n_k`` over the ``K`` classes of ``classes``; an invalid
+    answer is a 0 in ``correct``. A constant answer scores ``1/K`` (``1`` when the truth has one class:
+    such a set cannot tell a constant from knowledge). ``None`` for no items.
+
+    Examples
+    --------
+    >>> balanced_accuracy([1, 1, 1, 1, 1, 1, 1, 1, 1, 0], [1] * 9 + [0])  # "yes" on a 90 %-yes set
+    0.5
+    >>> balanced_accuracy([1, 0, 1, 1], [1, 1, 0, 0])
+    0.75
+    """
+    if len(correct) != len(classes):
+        raise ValueError(f"{len(correct)} scores for {len(classes)} classes")
+    groups: dict[Any, list[float]] = {}
+    for c, k in zip(correct, classes, strict=True):
+        groups.setdefault(k, []).append(float(c))
+    if not groups:
+        return None
+    return sum(sum(v) / len(v) for v in groups.values()) / len(groups)
 
 
 def template_metrics(kind: str, scores: Sequence[dict[str, float | None]]) -> dict[str, float]:
@@ -90,23 +142,33 @@ def template_metrics(kind: str, scores: Sequence[dict[str, float | None]]) -> di
 
     Examples
     --------
-    >>> rows = [item_scores("number", a, 10.0) for a in (9.0, 13.0, None)]
+    The invalid answer is charged ``max(10 − (−55), 33 − 10) = 65``:
+
+    >>> rows = [item_scores("number", a, 10.0, "hydration_free_energy") for a in (9.0, 13.0, None)]
     >>> m = template_metrics("number", rows)
-    >>> m["mae"], round(m["rmse"], 4), round(m["validity"], 4), m["n_items"]
-    (2.0, 2.2361, 0.6667, 3)
+    >>> m["mae_charged"], m["mae"], round(m["rmse"], 4), round(m["validity"], 4), m["n_items"]
+    (23.0, 2.0, 2.2361, 0.6667, 3)
+    >>> m = template_metrics("label", [item_scores("label", True, t) for t in (True, True, True, False)])
+    >>> m["accuracy"], m["balanced_accuracy"]
+    (0.75, 0.5)
     """
     out: dict[str, float] = {"n_items": len(scores)}
     if not scores:
         return out
     out["validity"] = sum(float(s["valid"] or 0.0) for s in scores) / len(scores)
-    keys = [k for k in scores[0] if k not in ("valid", "abs_error")]
+    keys = [k for k in scores[0] if k not in ("valid", "abs_error", "error", "truth")]
     for key in keys:
         values = [s[key] for s in scores if s[key] is not None]
         if key == "accuracy":
             out[key] = sum(values) / len(scores)
         elif values:
             out[key] = sum(values) / len(values)
+    if kind == "label":
+        ba = balanced_accuracy([float(s["accuracy"] or 0.0) for s in scores], [s["truth"] for s in scores])
+        if ba is not None:
+            out["balanced_accuracy"] = ba
     if kind == "number":
+        out["mae_charged"] = sum(float(s["error"]) for s in scores) / len(scores)
         errors = [s["abs_error"] for s in scores]
         for name, value in (("mae", sim.mae(errors)), ("rmse", sim.rmse(errors))):
             if value is not None:

@@ -2,8 +2,10 @@
 
 Registered as ``EXTENSIONS["prompt_robustness"]``. Per data set, the track page gets
 
-- one table per task: each model's primary score per representation as mean ± SD over the templates, the
-  worst and the best template, the spread (best − worst) and the validity;
+- one table per task: each model's primary score per representation (exact-match accuracy; balanced
+  accuracy for yes/no; MAE with invalid answers charged for numbers) as mean ± SD over the templates, the
+  worst template (these two are ranked), the best, the spread best − worst (shown, not ranked) and the
+  validity;
 - a strip plot per data set: every template's score per model, one panel per task and representation, so
   a wide spread is seen at a glance;
 - the rank flips: per task and representation, each model's rank under each template, the Kendall τ-b
@@ -24,7 +26,9 @@ from typing import Any
 
 import pandas as pd
 
+from evaluators.answers.ranges import PLAUSIBLE
 from evaluators.tracks.prompt_robustness import ITEMS_PER_DATASET, SETS, TRACK
+from evaluators.tracks.prompt_robustness.scores import PRIMARY
 from leaderboard.markdown import code, esc, table
 from leaderboard.ranking.stability import ranking_stability
 from leaderboard.site.blocks import Figures
@@ -42,8 +46,14 @@ def _label(dimension: str, value: str) -> str:
 
 
 def _primary(task: str) -> str:
+    """Return the task's primary per-template score (``scores.PRIMARY`` of its answer kind)."""
     s = _SETS.get(task)
-    return "mae" if s is not None and s.numeric else "accuracy"
+    kinds = set(s.answer.values()) if s is not None else set()
+    return PRIMARY[kinds.pop()] if len(kinds) == 1 else "accuracy"
+
+
+def _score_name(primary: str) -> str:
+    return {"mae_charged": "MAE", "balanced_accuracy": "balanced accuracy"}.get(primary, "accuracy")
 
 
 def _num(value: Any, digits: int = 3) -> str:
@@ -85,21 +95,24 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     out = ["### Scores over templates", "",
            f"Each question was asked in {len(SETS[0].templates)} wordings about the same "
            f"{ITEMS_PER_DATASET} molecules (a fixed seeded sample). Accuracy: exact match, an invalid answer "
-           "counts as wrong; MAE: over the valid answers only. *Spread* is the best minus the worst "
-           "template: how much the score depends on the wording (lower is better; a model that is always "
-           "wrong has no spread, so read it with the mean).", ""]  # fmt: skip
+           "counts as wrong; yes/no questions: balanced accuracy (the mean of the recall on “yes” and on "
+           "“no”, so a constant answer scores 0.5); MAE: over every item, an invalid or implausible answer "
+           "charged the worst plausible answer's error. Ranked: the mean over templates and the *worst* "
+           "template. *Spread* (best − worst template) says how much the score depends on the wording; it "
+           "is shown beside the mean but not ranked, since a model that gives one answer to everything has "
+           "no spread at all.", ""]  # fmt: skip
     for task in dict.fromkeys(t for t, _ in combos):
         p = _primary(task)
         out += [f"#### {esc(_label('task', task))}", ""]
-        header = ["Model", "Representation", f"{'MAE' if p == 'mae' else 'accuracy'} mean ± SD",
-                  "worst", "best", "spread (↓)", "validity"]  # fmt: skip
+        header = ["Model", "Representation", f"{_score_name(p)} mean ± SD (ranked)", "worst (ranked)",
+                  "best", "spread", "validity"]  # fmt: skip
         body = []
         for sub in subs:
             for t, rep in combos:
                 mean = values.get((sub, task, rep, f"{p}_mean"))
                 if t != task or mean is None:
                     continue
-                best = values.get((sub, task, rep, f"{p}_min" if p == "mae" else f"{p}_max"))
+                best = values.get((sub, task, rep, f"{p}_min" if p == "mae_charged" else f"{p}_max"))
                 body.append([
                     esc(data.name(sub)), esc(_label("representation", rep)),
                     f"{_num(mean)} ± {_num(values.get((sub, task, rep, f'{p}_sd')))}",
@@ -153,10 +166,10 @@ def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
                 "xaxis": f"x{axis}", "yaxis": f"y{axis}",
                 "hovertemplate": "%{text}: %{y:.3f}<extra>%{x}</extra>",
             })  # fmt: skip
-        metric = "MAE" if _primary(task) == "mae" else "accuracy"
+        metric = _score_name(_primary(task))
         layout[f"xaxis{axis}"] = {"domain": [0, 1], "anchor": f"y{axis}", "showticklabels": False,
                                   "type": "category"}  # fmt: skip
-        scale = {"range": [-0.05, 1.05]} if metric == "accuracy" else {"rangemode": "tozero"}
+        scale = {"rangemode": "tozero"} if metric == "MAE" else {"range": [-0.05, 1.05]}
         layout[f"yaxis{axis}"] = {"domain": [max(0.0, top - height), top], "anchor": f"x{axis}",
                                   "title": {"text": metric}, **scale}  # fmt: skip
         layout["annotations"].append({
@@ -178,7 +191,7 @@ def _flips(rows: pd.DataFrame, combos: list[tuple[str, str]], data: SiteData) ->
         models = scores["model"].nunique()
         if models < 2:
             continue
-        higher = _primary(task) != "mae"
+        higher = _primary(task) != "mae_charged"
         stab = ranking_stability(scores.assign(score=scores["score"] if higher else -scores["score"]))
         body.append([esc(_label("task", task)), esc(_label("representation", rep)), str(models),
                      _num(stab["mean_tau"]), _num(stab["min_tau"]),
@@ -215,29 +228,43 @@ def _rank(value: Any) -> str:
 def item_values(data: SiteData) -> pd.DataFrame | None:
     """Per-item, per-template terms of the headline criteria, for the rank bootstrap.
 
-    Every criterion is a function of the per-template means (``part`` = template): the mean over templates
-    (``combine`` mean) or the spread, best − worst (``combine`` range, negated by the bootstrap so that a
-    smaller spread ranks higher). Accuracy items are 1/0 (invalid = 0); MAE items are −|error| of the valid
-    answers (oriented higher-is-better), so each template's MAE is the mean over its own valid answers.
+    Every criterion is a function of the per-template scores (``part`` = template): the mean over templates
+    (``combine`` mean) or the worst template (``combine`` min). Items are oriented higher-is-better:
+    accuracy items are 1/0 (invalid = 0); MAE items are −(error charged), the invalid answers' bounded
+    penalty included, so each template's part mean is minus its charged MAE. Balanced-accuracy items are
+    ``correct · N / (K · n_class)`` (``N`` items of the template, ``K`` classes, ``n_class`` items of the
+    item's true class): their mean is exactly the balanced accuracy on the full data (resampled, the class
+    weights stay those of the full sample).
     """
     answers = data.tables.get(ANSWERS)
     if answers is None or answers.empty:
         return None
     mine = answers.loc[answers["track"].astype(str) == TRACK]
     score = pd.to_numeric(mine["score"], errors="coerce")
+    primary = mine["task"].astype(str).map(_primary)
+    label = primary == "balanced_accuracy"
+    if "truth" in mine:
+        truth = mine["truth"].astype(str)
+    else:  # a table written before the truth column: balanced accuracy cannot be rebuilt from it
+        truth, score = pd.Series("", index=mine.index), score.where(~label)
     keep = score.notna()
-    mine, score = mine.loc[keep], score.loc[keep]
+    mine, score, primary, label = mine.loc[keep], score.loc[keep], primary.loc[keep], label.loc[keep]
+    truth = truth.loc[keep]
     if mine.empty:
         return None
-    numeric = mine["task"].astype(str).map(lambda t: _primary(t) == "mae")
-    value = score.where(~numeric, -score)
+    value = score.where(primary != "mae_charged", -score)
+    if label.any():
+        group = [mine[c].astype(str) for c in ("submission", "dataset", "task", "representation", "template")]
+        n_all = score.groupby(group).transform("size")
+        n_class = score.groupby([*group, truth]).transform("size")
+        k = truth.groupby(group).transform("nunique")
+        value = value.where(~label, score * n_all / (k * n_class))
     base = (TRACK + "/" + mine["dataset"].astype(str) + "/" + mine["task"].astype(str) + "/"
             + mine["representation"].astype(str) + "/")  # fmt: skip
-    metric = numeric.map({True: "mae", False: "accuracy"})
     frames = []
-    for stat, combine in (("mean", "mean"), ("spread", "range")):
+    for stat, combine in (("mean", "mean"), ("worst", "min")):
         frames.append(pd.DataFrame({
-            "submission": mine["submission"].astype(str), "criterion": base + metric + f"_{stat}",
+            "submission": mine["submission"].astype(str), "criterion": base + primary + f"_{stat}",
             "dataset": mine["dataset"].astype(str), "item": mine["id"].astype(str),
             "part": mine["template"].astype(str), "combine": combine, "value": value.astype(float),
         }))  # fmt: skip
@@ -258,16 +285,20 @@ def methodology() -> list[str]:
         table(
             ["Metric", "Definition"],
             [
-                ["validity", "share of answers that normalise; an invalid answer is counted, never scored "
-                 "as a zero error"],
+                ["validity", "share of answers that normalise (a number: and lies in its plausible range); "
+                 "an invalid answer is counted, never scored as a zero error"],
                 ["accuracy", "exact match (canonical SMILES with stereo; formula element counts; yes/no); "
                  "invalid = wrong"],
+                ["balanced accuracy (yes/no)", "(recall on “yes” + recall on “no”) / 2 over the classes the "
+                 "truth has; invalid = wrong"],
                 ["Tanimoto (MACCS, Morgan r=2 bits / counts, RDKit)", "mean over valid structure answers"],
                 ["element cosine, atom F1", "mean over valid formula answers"],
-                ["MAE, RMSE", "over valid numeric answers"],
-                ["mean, SD, min, max, worst", "of the per-template accuracy (or MAE); SD is the "
-                 "population SD; worst = min accuracy or max MAE"],
-                ["spread (headline, ↓)", "best − worst template; lower = less sensitive to wording"],
+                ["MAE (invalid charged)", "(1/n) Σ eᵢ over every asked item: eᵢ = |ŷᵢ − yᵢ| for a valid "
+                 "answer, max(yᵢ − low, high − yᵢ) (the worst plausible answer's error) for an invalid one"],
+                ["MAE, RMSE (the paper's)", "over valid numeric answers only; reported, not ranked"],
+                ["mean, SD, min, max, worst", "of the per-template score; SD is the population SD; worst = "
+                 "min accuracy or max MAE"],
+                ["spread (shown, not ranked)", "best − worst template: how much the wording matters"],
                 ["rank flips", "Kendall τ-b between per-template model rankings; template pairs that "
                  "reverse at least one pair of models"],
             ],
@@ -275,6 +306,33 @@ def methodology() -> list[str]:
         "",
         "Retrosynthesis is not asked: a product has many valid routes and the data record one, so there is "
         "no exact ground truth.",
+        "",
+        "**Headline criteria** (per data set, task and representation; issue 28: none can be won by an "
+        "answerer that does not read the molecule — `tests/validity` runs constant, abstaining, "
+        "unparseable, absurd and random answerers through this scoring and checks it):",
+        "",
+        table(
+            ["Criterion", "Formula", "Direction", "Constant", "Abstaining / unparseable", "Random valid"],
+            [
+                ["accuracy mean / worst (structures, formulas)", "mean over templates t of acc_t; "
+                 "min over t of acc_t; acc_t = (1/n) Σ 1[answerᵢ = truthᵢ]", "↑", "the share of items "
+                 "whose truth is that constant (≈ 0)", "0", "the chance a random molecule of the set is "
+                 "the right one (≈ 1/n)"],
+                ["balanced accuracy mean / worst (yes/no)", "mean and min over t of (1/K) Σ_k recall_k", "↑",
+                 "1/K = 0.5 (1.0 where the truth has one class: declared flat)", "0", "≈ 0.5"],
+                ["MAE mean / worst (numbers, invalid charged)", "mean and max over t of (1/n) Σ eᵢ", "↓",
+                 "the constant's MAE (≈ the truth's mean absolute deviation when it is the mean)",
+                 "(1/n) Σ max(yᵢ − low, high − yᵢ): worse than any valid answer", "≈ a third of the "
+                 "truth's span"],
+            ],
+        ),
+        "",
+        "Plausible ranges (an answer outside is invalid): "
+        + "; ".join(f"{code(q)} [{lo:g}, {hi:g}]" for q, (lo, hi) in PLAUSIBLE.items()) + ".",
+        "",
+        "The spread and the SD over templates are shown beside the mean on each track page but not ranked: a "
+        "constant answerer has spread 0 — the best — on every criterion. The paper's valid-only MAE and "
+        "plain accuracy of yes/no answers are kept as reported columns.",
         "",
     ]
     for s in SETS:
