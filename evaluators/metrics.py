@@ -23,8 +23,15 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
 
 
 #: Metrics more than one track reports (T1/T2: n_excluded; T3/T4/T5: accuracy, n_items; T4/T5: validity,
-#: mae; T2/T4: rmse). A metric only one track reports is registered in that track's package.
+#: mae, balanced_accuracy, mae_charged; T2/T4: rmse). A metric only one track reports is registered in that
+#: track's package.
 for _spec in (
+    MetricSpec("balanced_accuracy", True, "balanced accuracy",
+               "Mean over the true classes present of the share answered correctly (invalid = wrong): a "
+               "constant or random label scores 1/K (0.5 for yes/no), abstaining 0.", 0.0, 1.0),
+    MetricSpec("mae_charged", False, "MAE (invalid charged)",
+               "Mean absolute error over every item asked; an invalid answer (missing, unparseable or "
+               "outside the quantity's plausible range) is charged the worst plausible answer's error.", 0.0),
     MetricSpec("accuracy", True, "accuracy", "Share of items answered correctly (missing = wrong).", 0.0,
                1.0),
     MetricSpec("n_items", True, "n items", "Items asked.", 0.0, integral=True),

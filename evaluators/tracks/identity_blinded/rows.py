@@ -37,12 +37,6 @@ from evaluators.tracks.identity_blinded import metrics as blinded
 __all__ = ["METRIC_NAMES", "Item", "headline_score", "item_score", "track_rows"]
 
 _NEW = (
-    MetricSpec("balanced_accuracy", True, "balanced accuracy",
-               "Mean over the true classes present of the share answered correctly (invalid = wrong): a "
-               "constant or random label scores 0.5, abstaining 0.", 0.0, 1.0),
-    MetricSpec("mae_charged", False, "MAE (invalid charged)",
-               "Mean absolute error over every item asked; an invalid answer (missing, unparseable or "
-               "outside the quantity's plausible range) is charged the worst plausible answer's error.", 0.0),
     MetricSpec("collapse_ratio", False, "collapse ratio",
                "Score on label-consistent pairs over score on label-inconsistent pairs (MAE: inverted); "
                "1 = no reliance on the source label, > 1 = collapse onto the source. Closer to 1 is better.",

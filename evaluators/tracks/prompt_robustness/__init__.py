@@ -96,10 +96,6 @@ for _spec in (
     MetricSpec("validity_mean", True, "validity (mean over templates)",
                "Share of answers that normalise (numbers: and lie in the plausible range), averaged over "
                "templates.", 0.0, 1.0),
-    MetricSpec("balanced_accuracy", True, "balanced accuracy", "Mean over the truth's classes of the share "
-               "answered right in that class (invalid = wrong); a constant scores 1/K.", 0.0, 1.0),
-    MetricSpec("mae_charged", False, "MAE (invalid charged)", "Mean absolute error over every asked item; "
-               "an invalid or implausible answer is charged the worst plausible answer's error.", 0.0),
     *(MetricSpec(f"{score}_{stat}",
                  (higher if stat not in ("sd", "spread") else False),
                  f"{_SCORE_TEXT[score]}, {_STAT_TEXT[stat]}",
