@@ -145,7 +145,7 @@ def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
     cls = track(name)
     piv = rk.headline.loc[:, columns].dropna(how="all")
     subs = data.order([str(s) for s in piv.index])
-    labels = [_criterion_label(cls, str(crit.at[c, "criterion"])) for c in columns]
+    labels = [_criterion_label(cls, str(crit.at[c, "criterion"]), str(crit.at[c, "metric"])) for c in columns]
     if len({c.metric for c in cls.headline}) > 1:  # several criteria per setting: say which one a column is
         labels = [
             f"{esc(metric(str(crit.at[c, 'metric'])).label)} · {lab}"
@@ -173,10 +173,17 @@ def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
     return out
 
 
-def _criterion_label(cls: type, criterion: str) -> str:
-    """``chebi20/kekule`` → the per-values' labels (``kekule``), escaped."""
+def _criterion_label(cls: type, criterion: str, metric_name: str | None = None) -> str:
+    """``chebi20/kekule`` → the per-values' labels (``kekule``), escaped.
+
+    The values are named by the ``per`` of the criterion's own family (the one of its metric whose ``per``
+    has as many dimensions as the name has values): families of one track may vary over different
+    dimensions (T5: task and representation, or also condition and group).
+    """
     values = criterion.split("/")[1:]
-    per = cls.headline[0].per if cls.headline else ()
+    families = [c for c in cls.headline if len(c.per) == len(values)]
+    families = [c for c in families if c.metric == metric_name] or families or list(cls.headline[:1])
+    per = families[0].per if families else ()
     dims = {d.name: d for d in cls.dimensions}
     parts = [value_label(dims.get(p), v) for p, v in zip(per, values, strict=False)]
     return esc(" · ".join(parts) or criterion)
