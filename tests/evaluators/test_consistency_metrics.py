@@ -104,3 +104,79 @@ def test_sides_of_different_length_are_refused() -> None:
     with pytest.raises(ValueError, match="same items: 2 answers vs 1"):
         cm.consistency(["A", "B"], ["A"])
     assert math.isnan(cm.consistency([], [])) and np.isnan(cm.missing_share([]))
+
+
+# ------------------------------------------------------------------------ issue 28: the headline forms
+
+W = 88.0  # plausible width of ΔG_hyd
+
+
+def test_numeric_agreement_scores_the_degenerate_answerers_as_documented() -> None:
+    rng = random.Random(0)
+    truth = [rng.uniform(-25, 3) for _ in range(400)]
+    assert cm.numeric_agreement(truth, truth, W) == 1.0  # oracle
+    assert cm.numeric_agreement([0.0] * 400, [0.0] * 400, W) == 0.0  # constant
+    assert cm.numeric_agreement([None] * 400, [None] * 400, W) == -1.0  # abstaining / absurd
+    a = [rng.uniform(-25, 3) for _ in truth]
+    b = [rng.uniform(-25, 3) for _ in truth]
+    assert abs(cm.numeric_agreement(a, b, W)) < 0.15  # independent random answers
+
+
+def test_numeric_agreement_is_scale_free_and_bounded() -> None:
+    """``2·Var − MSE`` grows with the answers' scale (4·10²⁸ on the board); κ_num does not."""
+    a, b = [1.0, 2.0, 3.0, 4.0], [1.5, 2.0, 2.5, 4.5]
+    k = cm.numeric_agreement(a, b, W)
+    assert cm.numeric_agreement([1e6 * x for x in a], [1e6 * x for x in b], 1e6 * W) == pytest.approx(k)
+    assert cm.numeric_adjusted_consistency([1e6 * x for x in a], [1e6 * x for x in b]) > 1e11
+    wild = [-50.0, 30.0, -50.0, 30.0]
+    assert -1.0 <= cm.numeric_agreement(wild, wild[::-1], W) <= 1.0
+
+
+def test_numeric_agreement_charges_an_invalid_side_the_squared_width() -> None:
+    a, b = [1.0, 2.0, 3.0, None], [1.0, 2.0, 3.0, 2.0]
+    var = float(np.var([1.0, 2.0, 3.0, 1.0, 2.0, 3.0, 2.0]))
+    expected = 1 - (W**2 / 4) / (2 * var)
+    assert cm.numeric_agreement(a, b, W) == pytest.approx(max(expected, -1.0))
+    assert cm.numeric_agreement(a, b, W) < cm.numeric_agreement([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], W)
+    a, b = [1.0, 2.0, 3.0, 2.5], [1.0, 2.5, 3.0, None]
+    assert np.mean(cm.numeric_agreement_terms(a, b, 4.0)) == pytest.approx(cm.numeric_agreement(a, b, 4.0))
+
+
+def test_kappa_rewards_the_oracle_on_imbalanced_labels_where_the_paper_form_does_not() -> None:
+    """Measured on smiles-iupac-pairs: C − P_e ranked a 70 %-right answerer above the oracle."""
+    truth = [True] * 18 + [False] * 2
+    # Noisy: both sides wrong on items 0-5 in opposite ways (answers balance the labels, lowering chance).
+    noisy_a = [not t if i < 6 else t for i, t in enumerate(truth)]
+    noisy_b = list(noisy_a)
+    noisy_b[0] = truth[0]
+    assert cm.adjusted_consistency(noisy_a, noisy_b) > cm.adjusted_consistency(truth, truth)
+    assert cm.kappa_consistency(truth, truth) == 1.0 > cm.kappa_consistency(noisy_a, noisy_b)
+
+
+def test_kappa_scores_the_degenerate_answerers_as_documented() -> None:
+    rng = random.Random(1)
+    assert cm.kappa_consistency(["yes"] * 50, ["yes"] * 50) == 0.0  # constant
+    assert cm.kappa_consistency([None] * 50, [None] * 50) == -1.0  # abstaining / unparseable
+    a = [rng.random() < 0.5 for _ in range(400)]
+    b = [rng.random() < 0.5 for _ in range(400)]
+    assert abs(cm.kappa_consistency(a, b)) < 0.15  # random
+
+
+def test_kappa_chance_is_over_valid_answers_so_failing_never_pays() -> None:
+    """A constant that fails some items (a reaction answer repeating an input) must not beat 0.
+
+    With the paper's chance (invalid answers in the denominator) this scored q / (1 + q) ≈ 0.49.
+    """
+    a = ["CCO"] * 23 + [None]
+    assert cm.kappa_consistency(a, list(a)) < 0.0
+    assert cm.valid_chance(a, a) == 1.0 and cm.chance_consistency(a, a) < 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["A", "B", "C", None]), st.sampled_from(["A", "B", None])),
+                min_size=1, max_size=30))  # fmt: skip
+def test_kappa_is_bounded_and_its_terms_average_to_it(pairs) -> None:
+    a, b = [x for x, _ in pairs], [y for _, y in pairs]
+    k = cm.kappa_consistency(a, b)
+    assert -1.0 <= k <= 1.0
+    assert np.mean(cm.kappa_terms(a, b)) == pytest.approx(k)

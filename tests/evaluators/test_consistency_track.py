@@ -106,6 +106,9 @@ def test_an_oracle_is_right_and_consistent_everywhere(tmp_path, monkeypatch) -> 
     # Lipinski: 4 of 5 pass, so two random answers agree with probability (4/5)² + (1/5)².
     assert rows[("lipinski", "smiles-iupac", "-", "chance_consistency")] == pytest.approx(0.68)
     assert rows[("lipinski", "smiles-iupac", "-", "adjusted_consistency")] == pytest.approx(0.32)
+    # The headlines: perfect agreement is 1 whatever the label balance or the numbers' scale.
+    assert rows[("lipinski", "smiles-iupac", "-", "kappa_consistency")] == 1.0
+    assert rows[("hydration_free_energy", "smiles-iupac", "-", "numeric_agreement")] == 1.0
     assert rows[("hydration_free_energy", "-", "iupac", "mse_error")] == 0.0
     assert rows[("hydration_free_energy", "smiles-iupac", "-", "mse_consistency")] == 0.0
     # The raw strings of a name and of a SMILES answer differ: the paper's string match says 0.
@@ -120,6 +123,8 @@ def test_constant_answers_are_consistent_but_at_chance(tmp_path, monkeypatch) ->
     assert rows[("lipinski", "smiles-iupac", "-", "consistency")] == 1.0
     assert rows[("lipinski", "smiles-iupac", "-", "adjusted_consistency")] == 0.0
     assert rows[("hydration_free_energy", "smiles-iupac", "-", "mse_adjusted")] == 0.0
+    assert rows[("lipinski", "smiles-iupac", "-", "kappa_consistency")] == 0.0
+    assert rows[("hydration_free_energy", "smiles-iupac", "-", "numeric_agreement")] == 0.0
     # "0" is no formula and no molecule: unusable everywhere, and never consistent with itself.
     assert rows[("formula", "-", "smiles", "missing_share")] == 1.0
     assert rows[("formula", "smiles-iupac", "-", "consistency")] == 0.0
@@ -188,3 +193,51 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
     # not count as a consistent prediction.
     assert rows[("-", "smiles", "missing_share")] == 1.0
     assert rows[("smiles-randomized", "-", "consistency")] == 0.0
+
+
+@pytest.mark.parametrize("absurd", ["1e14", "-1e9", "34"])
+def test_a_number_outside_the_plausible_range_is_invalid_inconsistent_and_wrong(
+    tmp_path, monkeypatch, absurd
+) -> None:
+    """Issue 28: ``1e14`` kcal/mol is no answer (−55 … 33): κ_num −1, charged in MSE, empty in the table."""
+    rows, out = _score(tmp_path, monkeypatch, lambda q: absurd if q.task.numeric else _oracle(q))
+    assert rows[("hydration_free_energy", "-", "smiles", "missing_share")] == 1.0
+    assert rows[("hydration_free_energy", "smiles-iupac", "-", "numeric_agreement")] == -1.0
+    # Nothing valid to compare: the paper's MSE forms are absent, not a huge number.
+    assert ("hydration_free_energy", "smiles-iupac", "-", "mse_adjusted") not in rows
+    # Charged the worst plausible error: truth −5.0 → 50 kcal/mol, etc.; bounded, never dropped.
+    charged = rows[("hydration_free_energy", "-", "smiles", "mse_error_charged")]
+    worst = [max(v + 55.0, 33.0 - v) ** 2 for v in (-5.0, -6.7, -0.9, -9.9, -4.0)]
+    assert charged == pytest.approx(sum(worst) / 5)
+    with gzip.open(out / "answers.csv.gz", "rt", encoding="utf-8") as handle:
+        table = [r for r in csv.DictReader(handle) if r["task"] == "hydration_free_energy"]
+    assert {r["answer"] for r in table} == {""}
+
+
+def test_one_invalid_side_makes_the_pair_maximally_inconsistent(tmp_path, monkeypatch) -> None:
+    """The oracle on SMILES, an absurd number on the name: below the constant's 0, not ignored."""
+    def answer(q):
+        return "1e14" if q.task.numeric and q.representation == "iupac" else _oracle(q)
+
+    rows, _ = _score(tmp_path, monkeypatch, answer)
+    assert rows[("hydration_free_energy", "smiles-iupac", "-", "numeric_agreement")] == -1.0
+    assert rows[("hydration_free_energy", "smiles-randomized", "-", "numeric_agreement")] == 1.0
+
+
+def test_freesolv_lipinski_is_declared_flat_and_not_ranked() -> None:
+    """Every FreeSolv molecule passes the rule of five: the oracle equals the constant "yes" there."""
+    import pandas as pd
+
+    from leaderboard.ranking.headline import headline_rows
+
+    flat = dict(ConsistencyTrack.headline[0].flat)
+    assert set(flat) == {"freesolv/lipinski/smiles-iupac", "freesolv/lipinski/smiles-randomized"}
+    assert "642 of 642" in flat["freesolv/lipinski/smiles-iupac"]
+    rows = pd.DataFrame([
+        {"submission": "m", "track": "consistency", "dataset": ds, "task": task, "pair": "smiles-iupac",
+         "representation": "-", "metric": "kappa_consistency", "value": 0.5}
+        for ds, task in (("freesolv", "lipinski"), ("freesolv", "formula"),
+                         ("smiles-iupac-pairs", "lipinski"))
+    ])  # fmt: skip
+    ranked = set(headline_rows(rows)["criterion"])
+    assert ranked == {"freesolv/formula/smiles-iupac", "smiles-iupac-pairs/lipinski/smiles-iupac"}

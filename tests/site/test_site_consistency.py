@@ -32,13 +32,15 @@ def _rows() -> pd.DataFrame:
                     ("consistency", adj + 0.05),
                     ("chance_consistency", 0.05),
                     ("adjusted_consistency", adj),
+                    ("kappa_consistency", adj),
                     ("raw_agreement", 0.0),
                 ):
                     rows.append(_t3(sub, task, pair, "-", metric, value))
             for rep in ("smiles", "iupac", "randomized"):
                 rows += [_t3(sub, task, "-", rep, "accuracy", acc), _t3(sub, task, "-", rep, "n_items", 2)]
         for pair in ("smiles-iupac", "smiles-randomized"):
-            for metric, value in (("mse_consistency", 1.0), ("mse_chance", 3.0), ("mse_adjusted", 2.0)):
+            for metric, value in (("mse_consistency", 1.0), ("mse_chance", 3.0), ("mse_adjusted", 2.0),
+                                  ("numeric_agreement", 2 / 3)):  # fmt: skip
                 rows.append(_t3(sub, "hydration_free_energy", pair, "-", metric, value))
     return b.frame(rows)
 
@@ -73,8 +75,9 @@ def test_the_track_page_has_a_table_per_task_and_the_orthogonality_figure(built)
     for label in ("Name ↔ structure translation", "Molecular formula", "Lipinski's rule of five (yes/no)",
                   "Hydration free energy (kcal/mol)"):  # fmt: skip
         assert label in text, label
-    assert "Tools-BERT | v1 SMILES ↔ IUPAC 0.950 0.050 0.900" in text
-    assert "MSE between" in text and "Echo-BERT | v1 canonical ↔ random SMILES 1.000 3.000 2.000" in text
+    assert "Tools-BERT | v1 SMILES ↔ IUPAC 0.950 0.050 0.900 0.900" in text
+    assert "MSE between" in text
+    assert "Echo-BERT | v1 canonical ↔ random SMILES 1.000 3.000 2.000 0.667" in text
     plot = built["site"] / "data" / "plots" / "consistency-pubchem-names-accuracy-consistency.json"
     figure = json.loads(plot.read_text(encoding="utf-8"))
     points = {t["name"]: list(zip(t["x"], t["y"], strict=True)) for t in figure["data"]}
@@ -99,25 +102,52 @@ def test_answers_are_side_by_side_escaped_with_structures_drawn(built) -> None:
 
 def test_the_methodology_page_explains_the_metrics(built) -> None:
     text = b.text(built["public"] / "methodology" / "index.html")
-    assert "adjusted consistency (headline)" in text and "two unusable answers never agree" in text
+    assert "two unusable answers never agree" in text
+    # Deliverable 4: each headline criterion with its formula, direction and degenerate answerers' scores.
+    for needle in ("κ consistency (categorical)", "(C − P_v) / (1 − P_v)", "numeric agreement (ΔG_hyd)",
+                   "Abstaining / unparseable", "Random valid", "higher is better"):  # fmt: skip
+        assert needle in text, needle
 
 
-def test_item_values_average_to_the_reported_adjusted_consistency() -> None:
+def test_the_methodology_page_lists_freesolv_lipinski_as_flat(built) -> None:
+    text = b.text(built["public"] / "methodology" / "index.html")
+    assert "freesolv/lipinski/smiles-iupac" in text and "642 of 642" in text
+
+
+def _item_table(task: str, smiles: list[str], iupac: list[str]) -> pd.DataFrame:
+    base = {"submission": "m", "track": "consistency", "dataset": "d", "task": task, "input": "x",
+            "completion": "x", "correct": "0"}  # fmt: skip
+    return pd.DataFrame(
+        [{**base, "representation": rep, "id": str(i), "answer": ans}
+         for rep, answers in (("smiles", smiles), ("iupac", iupac)) for i, ans in enumerate(answers)]
+    )  # fmt: skip
+
+
+def test_item_values_average_to_the_reported_kappa_consistency() -> None:
     from evaluators.tracks.consistency import metrics as cm
     from leaderboard.site.extensions.consistency import item_values
     from leaderboard.site.sitedata import SiteData
 
     smiles = ["CCO", "C", "", "N", "O", "CCO"]
     iupac = ["CCO", "N", "", "N", "C", "CCO"]
-    base = {"submission": "m", "track": "consistency", "dataset": "d", "task": "formula", "input": "x",
-            "completion": "x", "correct": "0"}  # fmt: skip
-    table = pd.DataFrame(
-        [{**base, "representation": rep, "id": str(i), "answer": ans}
-         for rep, answers in (("smiles", smiles), ("iupac", iupac)) for i, ans in enumerate(answers)]
-    )  # fmt: skip
-    data = SiteData(b.frame([]), [], {}, {"answers": table})
+    data = SiteData(b.frame([]), [], {}, {"answers": _item_table("formula", smiles, iupac)})
     items = item_values(data)
-    assert set(items["criterion"]) == {"consistency/d/formula/smiles-iupac/adjusted_consistency"}
-    expected = cm.adjusted_consistency([s or None for s in smiles], [s or None for s in iupac])
+    assert set(items["criterion"]) == {"consistency/d/formula/smiles-iupac/kappa_consistency"}
+    expected = cm.kappa_consistency([s or None for s in smiles], [s or None for s in iupac])
     assert items["value"].mean() == pytest.approx(expected)
     assert len(items) == 6 and set(items["dataset"]) == {"d"}
+
+
+def test_item_values_average_to_the_reported_numeric_agreement_with_invalid_sides_charged() -> None:
+    from evaluators.tracks.consistency import metrics as cm
+    from evaluators.tracks.consistency import plausible_width
+    from leaderboard.site.extensions.consistency import item_values
+    from leaderboard.site.sitedata import SiteData
+
+    smiles, iupac = ["-1.0", "-3.5", "", "2.0"], ["-1.5", "-3.0", "-4.0", "2.0"]
+    data = SiteData(b.frame([]), [], {}, {"answers": _item_table("hydration_free_energy", smiles, iupac)})
+    items = item_values(data)
+    assert set(items["criterion"]) == {"consistency/d/hydration_free_energy/smiles-iupac/numeric_agreement"}
+    expected = cm.numeric_agreement([-1.0, -3.5, None, 2.0], [-1.5, -3.0, -4.0, 2.0],
+                                    plausible_width("hydration_free_energy"))  # fmt: skip
+    assert items["value"].mean() == pytest.approx(expected) and len(items) == 4

@@ -35,6 +35,16 @@ SAMPLES: dict[str, tuple[str, int]] = {
     # Per (task, group), see _edit_pairs_sample; 0: the hand-made pairs of test_identity_blinded_track.py.
     "identity_blinded": ("edit-pairs", 30),
 }
+#: Further (data set, records) a track is measured on: T3 asks other tasks of each set (FreeSolv: formula,
+#: Lipinski, ΔG_hyd; the name pairs: translation, formula, Lipinski; the reactions: reaction).
+MORE_SAMPLES: dict[str, tuple[tuple[str, int], ...]] = {
+    "consistency": (("smiles-iupac-pairs", 30), ("reactions-smiles-iupac", 24)),
+}
+
+
+def samples(track: str) -> list[tuple[str, int]]:
+    """Every (data set, records) ``track`` is measured on: :data:`SAMPLES`, then :data:`MORE_SAMPLES`."""
+    return [SAMPLES[track], *MORE_SAMPLES.get(track, ())]
 
 
 # ------------------------------------------------------------------------------------------------ cases
@@ -128,11 +138,12 @@ CASES: dict[str, Callable] = {
 }
 
 
-def sample_records(track: str, data_root: Path) -> list[dict[str, str]]:
-    """The fixed sample of real records a track is measured on (:data:`SAMPLES`)."""
+def sample_records(track: str, data_root: Path, dataset: str | None = None) -> list[dict[str, str]]:
+    """The fixed sample of real records a track is measured on (:data:`SAMPLES`, or ``dataset`` of
+    :data:`MORE_SAMPLES`)."""
     from evaluators.datasets import load_records
 
-    dataset, n = SAMPLES[track]
+    dataset, n = SAMPLES[track] if dataset is None else (dataset, dict(samples(track))[dataset])
     if track == "identity_blinded":
         if not n:
             from tests.evaluators.test_identity_blinded_track import RECORDS
@@ -171,13 +182,16 @@ class _MemoOpsin:
         return [self.seen[n] for n in names]
 
 
-def score_track(track_name: str, records: list[dict[str, str]], work: Path) -> pd.DataFrame:
+def score_track(
+    track_name: str, records: list[dict[str, str]], work: Path, dataset: str | None = None
+) -> pd.DataFrame:
     """Long result rows (``submission, track, dataset``, dims, ``metric, value``) of every answerer."""
     import evaluators.answers.opsin as opsin
     import evaluators.datasets as datasets
     from evaluators.answers import extract
 
-    dataset = SAMPLES[track_name][0]
+    dataset = dataset or SAMPLES[track_name][0]
+    work = work / dataset
     track, questions, case = CASES[track_name](records)
     rows = []
     real_load, real_opsin = datasets.load_records, opsin.names_to_smiles
@@ -213,10 +227,17 @@ def criteria(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.Series]:
     return criteria_table(headline_rows(results), higher_is_better=higher_is_better())
 
 
+def measure_track(track: str, root: Callable[[str], Path | None], work: Path) -> pd.DataFrame:
+    """Oriented criteria table of ``track`` over all its samples; ``root(dataset)`` is the data root."""
+    frames = [score_track(track, sample_records(track, root(dataset), dataset), work, dataset)
+              for dataset, _ in samples(track)]  # fmt: skip
+    return criteria(pd.concat(frames, ignore_index=True))[0]
+
+
 def measure(data_root: Path) -> dict[str, pd.DataFrame]:
     """Oriented criteria table per generative track (index: answerers)."""
     with tempfile.TemporaryDirectory() as tmp:
-        return {t: criteria(score_track(t, sample_records(t, data_root), Path(tmp)))[0] for t in CASES}
+        return {t: measure_track(t, lambda _dataset: data_root, Path(tmp)) for t in CASES}
 
 
 # ------------------------------------------------------------------------------------------------ verdicts
@@ -278,6 +299,7 @@ def write_known(tables: dict[str, pd.DataFrame], path: Path = KNOWN) -> dict[str
         "about": "Measured by `python -m tests.validity.harness` (issue 28): every case of "
         "tests/validity/test_degenerate_answerers.py, and the failing ones with their measured values.",
         "samples": {t: list(s) for t, s in SAMPLES.items()},
+        "more_samples": {t: [list(s) for s in more] for t, more in MORE_SAMPLES.items()},
         "cases": sorted(verdicts),
         "failures": {k: v for k, v in sorted(verdicts.items()) if v is not None},
     }

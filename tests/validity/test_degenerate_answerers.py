@@ -2,7 +2,8 @@
 
 Like scikit-learn's shared estimator checks, every generative track is run with the same synthetic
 answerers (:mod:`tests.validity.answerers`) through its **real host scoring** (``Track.score`` on a
-``completions.jsonl``) on a small fixed sample of a real data set (:data:`tests.validity.harness.SAMPLES`),
+``completions.jsonl``) on small fixed samples of real data sets (:data:`tests.validity.harness.SAMPLES`, plus
+:data:`~tests.validity.harness.MORE_SAMPLES`: T3 also on smiles-iupac-pairs and reactions-smiles-iupac),
 and its rows become criteria through the board's own code (``headline_rows`` → ``criteria_table``, the
 direction of each metric applied): exactly what the board ranks.
 
@@ -50,12 +51,14 @@ def _param(case: str):
 @pytest.fixture(scope="module")
 def measured(benchmark_data) -> dict[str, pd.DataFrame]:
     """Oriented criteria table per track, every answerer scored once (module-scoped: the costly part)."""
-    roots = {t: benchmark_data(dataset) if n else None for t, (dataset, n) in harness.SAMPLES.items()}
+    sizes = {(t, d): n for t in harness.SAMPLES for d, n in harness.samples(t)}
     tables = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for track, root in roots.items():
-            records = harness.sample_records(track, root)
-            tables[track] = harness.criteria(harness.score_track(track, records, Path(tmp)))[0]
+        for track in harness.SAMPLES:
+            def root(dataset: str, track: str = track):
+                return benchmark_data(dataset) if sizes[(track, dataset)] else None
+
+            tables[track] = harness.measure_track(track, root, Path(tmp))
     print("\n" + harness.summary(tables))
     return tables
 

@@ -20,7 +20,11 @@ Two halves, on two sides of the sandbox:
 Rows: per (task, pair of representations) the agreement metrics — consistency, chance, adjusted, false
 consistency, raw string agreement (numeric tasks: the MSE forms) — and per (task, representation) the
 accuracy (numeric: MSE against the truth), the share of unusable answers and the item count. The headline
-is the adjusted consistency of every task and pair.
+is, per task and pair, the κ consistency ``(C − P_v)/(1 − P_v)`` (categorical; the paper's ``C − P_e`` stays
+as ``adjusted_consistency``) or the chance-adjusted numeric agreement
+:func:`~evaluators.tracks.consistency.metrics.numeric_agreement` (numeric; the paper's ``2·Var − MSE`` stays
+as ``mse_adjusted``). A numeric answer outside its plausible range (:mod:`evaluators.answers.ranges`) is
+invalid: it agrees with nothing and is wrong.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.adapters import GenerationRequest
+from evaluators.answers.ranges import PLAUSIBLE, plausible
 from evaluators.asking import (
     COMPLETIONS,
     SHOWN_CHARS,
@@ -70,6 +75,10 @@ for _spec in (
     MetricSpec("chance_consistency", False, "chance", "Agreement of two random predictions: Σ p(y)².", 0.0,
                1.0),
     MetricSpec("adjusted_consistency", True, "adjusted consistency", "Consistency − chance.", -1.0, 1.0),
+    MetricSpec("kappa_consistency", True, "κ consistency",
+               "(consistency − chance of valid answers) / (1 − that chance): 1 identical, 0 constant or "
+               "chance, −1 no valid answer.",
+               -1.0, 1.0),
     MetricSpec("false_consistency", False, "false consistency",
                "Agreement among the items both representations answer wrongly.", 0.0, 1.0),
     MetricSpec("raw_agreement", True, "raw agreement",
@@ -83,8 +92,24 @@ for _spec in (
     MetricSpec("mse_adjusted", True, "adjusted consistency (MSE)",
                "Chance MSE − MSE between representations."),
     MetricSpec("mse_error", False, "MSE vs truth", "Mean squared error of the answered items.", 0.0),
+    MetricSpec("numeric_agreement", True, "agreement (numeric, chance-adjusted)",
+               "1 − MSE between representations (invalid side: squared plausible width) / (2·Var of all "
+               "valid answers), clipped to [−1, 1]: 1 identical, 0 constant or chance, −1 no valid answer.",
+               -1.0, 1.0),
+    MetricSpec("mse_error_charged", False, "MSE vs truth (invalid charged)",
+               "Mean squared error over every item; an invalid answer is charged the worst plausible error.",
+               0.0),
 ):  # fmt: skip
     register_metric(_spec)
+
+
+#: Criteria on which an honest but imperfect answerer cannot be told from a constant (tests/validity).
+_LIPINSKI_FLAT = (
+    "every FreeSolv molecule satisfies Lipinski's rule of five (the truth is \"yes\" for 642 of 642), so "
+    "agreement between representations is agreement on a constant: the oracle answers \"yes\" everywhere "
+    "and scores exactly what the constant \"yes\" scores (κ = 0)"
+)
+FLAT = tuple((f"freesolv/lipinski/{pair}", _LIPINSKI_FLAT) for pair in PAIRS)
 
 
 @TRACKS.register("consistency")
@@ -93,8 +118,11 @@ class ConsistencyTrack(AskingTrack):
 
     name = "consistency"
     #: 2: formulas name each element once; a reaction answer that repeats an input is no prediction.
-    version = 2
-    main_metric = "adjusted_consistency"
+    #: 3 (issue 28): a number outside its plausible range is no answer; the numeric headline is the bounded,
+    #: chance-adjusted ``numeric_agreement``; the categorical one κ = (C − P_v)/(1 − P_v); FreeSolv's Lipinski
+    #: criteria are declared flat.
+    version = 3
+    main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
         "and as a randomized SMILES; consistent models give the same answer."
@@ -114,21 +142,23 @@ class ConsistencyTrack(AskingTrack):
                           ("randomized", "randomized SMILES"))),
     )  # fmt: skip
     metrics = (
-        "consistency", "chance_consistency", "adjusted_consistency", "false_consistency", "raw_agreement",
-        "accuracy", "missing_share", "mse_consistency", "mse_chance", "mse_adjusted", "mse_error", "n_items",
+        "consistency", "chance_consistency", "adjusted_consistency", "kappa_consistency", "false_consistency",
+        "raw_agreement", "accuracy", "missing_share", "mse_consistency", "mse_chance", "mse_adjusted",
+        "numeric_agreement", "mse_error", "mse_error_charged", "n_items",
     )  # fmt: skip
     headline = (
         Criterion(
-            metric="adjusted_consistency",
+            metric="kappa_consistency",
             where=(("representation", "-"),),
             per=("task", "pair"),
-            label="Adjusted consistency (agreement beyond chance) per task and pair of representations",
+            label="κ consistency (agreement beyond chance, normalised) per task and pair of representations",
+            flat=FLAT,
         ),
         Criterion(
-            metric="mse_adjusted",
+            metric="numeric_agreement",
             where=(("representation", "-"),),
             per=("task", "pair"),
-            label="Adjusted consistency of numeric answers (chance MSE − MSE between representations)",
+            label="Chance-adjusted agreement of numeric answers (1 − MSE between representations / 2·Var)",
         ),
     )
     tables = (
@@ -189,6 +219,9 @@ class ConsistencyTrack(AskingTrack):
         refused: dict[str, str] = {}
         answers = normalise_answers(questions, texts, refused=refused)
         for q in questions:
+            if q.task.numeric:  # outside the plausible range: invalid, never a number (issue 28)
+                answers[q.request.id] = plausible(q.task.name, answers[q.request.id])
+        for q in questions:
             if not q.task.echo_is_no_answer:
                 continue
             if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
@@ -203,6 +236,12 @@ class ConsistencyTrack(AskingTrack):
                   "n_missing_completions": sum(q.request.id not in texts for q in questions),
                   **refused_counts(refused)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
+
+
+def plausible_width(quantity: str) -> float:
+    """Return the width ``high − low`` of a quantity's plausible range (what an invalid side costs)."""
+    low, high = PLAUSIBLE[quantity]
+    return high - low
 
 
 def _written(task: Task, representation: str, record: dict[str, str], randomizer) -> str:
@@ -240,6 +279,7 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
         values = {"n_items": len(qs), "missing_share": cm.missing_share(got)}
         if task.numeric:
             values["mse_error"] = cm.numeric_error_mse(got, want)
+            values["mse_error_charged"] = cm.numeric_error_charged(got, want, name)
         else:
             values["accuracy"] = cm.accuracy(got, want)
         rows += [row(name, "-", representation, m, v) for m, v in values.items() if math.isfinite(v)]
@@ -256,6 +296,7 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
                     "mse_consistency": cm.numeric_consistency_mse(a, b),
                     "mse_chance": cm.numeric_chance_mse(a, b),
                     "mse_adjusted": cm.numeric_adjusted_consistency(a, b),
+                    "numeric_agreement": cm.numeric_agreement(a, b, plausible_width(name)),
                 }
             else:
                 want = [truths[(name, i)] for i in items]
@@ -265,6 +306,7 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
                     "consistency": cm.consistency(a, b),
                     "chance_consistency": cm.chance_consistency(a, b),
                     "adjusted_consistency": cm.adjusted_consistency(a, b),
+                    "kappa_consistency": cm.kappa_consistency(a, b),
                     "false_consistency": cm.false_consistency(a, b, want),
                     "raw_agreement": cm.raw_agreement(raw_a, raw_b),
                 }

@@ -67,27 +67,28 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     values = _values(rows)
     subs = data.order({str(s) for s in rows["submission"].unique()})
     tasks = [t for t in track(TRACK).dimension("task").values if t in set(rows["task"])]
-    out = finding_lines(data, dataset)
+    out = finding_lines(data, dataset, kappa=cm.kappa_consistency)
     out += ["### Consistency by task", ""]
     for task in tasks:
         out += [f"#### {esc(_label('task', task))}", ""]
         numeric = any(m.startswith("mse_") for (_, t, _, _, m) in values if t == task)
         header = ["Model", "Representations"]
         header += (
-            ["MSE between", "chance MSE", "adjusted (↑)", "MSE vs truth (a)", "MSE vs truth (b)"]
+            ["MSE between", "chance MSE", "adjusted (paper)", "agreement (↑, headline)", "MSE vs truth (a)",
+             "MSE vs truth (b)"]
             if numeric
-            else ["consistency", "chance", "adjusted (↑)", "false consistency", "raw agreement",
-                  "accuracy (a)", "accuracy (b)"]
+            else ["consistency", "chance", "adjusted (paper)", "κ (↑, headline)", "false consistency",
+                  "raw agreement", "accuracy (a)", "accuracy (b)"]
         )  # fmt: skip
         body = []
         for sub in subs:
             for pair in track(TRACK).dimension("pair").values:
                 a, b = pair.split("-")
                 pair_metrics = (
-                    ("mse_consistency", "mse_chance", "mse_adjusted")
+                    ("mse_consistency", "mse_chance", "mse_adjusted", "numeric_agreement")
                     if numeric
-                    else ("consistency", "chance_consistency", "adjusted_consistency", "false_consistency",
-                          "raw_agreement")
+                    else ("consistency", "chance_consistency", "adjusted_consistency", "kappa_consistency",
+                          "false_consistency", "raw_agreement")
                 )  # fmt: skip
                 if values.get((sub, task, pair, "-", pair_metrics[0])) is None:
                     continue
@@ -98,8 +99,10 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
                 body.append(cells)
         out += [table(header, body), ""]
     out += ["(a) and (b) are the two representations of the pair, in the order named. Adjusted consistency "
-            "subtracts the agreement two random answers would have; false consistency is the agreement "
-            "among the items both representations get wrong.", ""]  # fmt: skip
+            "(the paper's) subtracts the agreement two random answers would have; κ, the ranked criterion, "
+            "divides that by what is left above chance (1 = always the same answer, 0 = a constant or "
+            "chance); false consistency is the agreement among the items both representations get wrong.",
+            ""]  # fmt: skip
     fig = _scatter(values, subs, data)
     out += ["### Accuracy against consistency", ""]
     out += figures.block(
@@ -108,7 +111,7 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
         dataset,
         "accuracy-consistency",
         caption="One point per model and task: mean accuracy of the SMILES and IUPAC questions (x) against "
-        "the adjusted consistency of their answers (y). The paper finds the two orthogonal: being right "
+        "the κ consistency of their answers (y). The paper finds the two orthogonal: being right "
         "more often does not make a model agree with itself.",
     )
     return out
@@ -121,7 +124,7 @@ def _scatter(values: dict, subs: list[str], data: SiteData) -> dict[str, Any] | 
     for sub in subs:
         xs, ys, texts = [], [], []
         for (s, task, pair, _, metric), value in values.items():
-            if s != sub or pair != "smiles-iupac" or metric != "adjusted_consistency":
+            if s != sub or pair != "smiles-iupac" or metric != "kappa_consistency":
                 continue
             accs = [values.get((sub, task, "-", rep, "accuracy")) for rep in ("smiles", "iupac")]
             if any(a is None for a in accs):
@@ -226,11 +229,15 @@ def _drawings(explorer: Explorer, items: list[tuple[str, pd.Series, pd.Series]])
 def item_values(data: SiteData) -> pd.DataFrame | None:
     """Per-item terms of the headline criteria, from the ``answers`` table, for the rank bootstrap.
 
-    Adjusted consistency is ``mean_i [a_i = b_i] − chance``: item ``i`` contributes ``[a_i = b_i] − chance``
-    with the chance of the whole sample (a resample keeps the chance term fixed, so the bootstrap spreads
-    the agreement, the part that varies by item). Numeric answers: ``chance MSE − (a_i − b_i)²`` over the
-    items both representations answered. The means over all items are exactly the reported values.
+    κ consistency is ``mean_i ([a_i = b_i] − P_v) / (1 − P_v)`` (:func:`~evaluators.tracks.consistency.
+    metrics.kappa_terms`): item ``i`` contributes its term with the chance of the whole sample (a resample
+    keeps the chance fixed, so the bootstrap spreads the agreement, the part that varies by item). Numeric
+    answers: ``1 − d_i / (2·Var)`` (:func:`~evaluators.tracks.consistency.metrics.numeric_agreement_terms`;
+    an invalid side, exported as an empty answer, charged the squared plausible width). The means over all
+    items are exactly the reported values.
     """
+    from evaluators.tracks.consistency import plausible_width
+
     answers = data.tables.get(ANSWERS)
     if answers is None or answers.empty:
         return None
@@ -245,15 +252,14 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
             if a_rep not in by_rep or b_rep not in by_rep:
                 continue
             ids = by_rep[a_rep].index.intersection(by_rep[b_rep].index)
-            a = [by_rep[a_rep][i] or None for i in ids]
-            b = [by_rep[b_rep][i] or None for i in ids]
+            a = [_answer_or_none(by_rep[a_rep][i]) for i in ids]
+            b = [_answer_or_none(by_rep[b_rep][i]) for i in ids]
             if numeric:
-                values, ids = _numeric_terms(a, b, list(ids))
-                metric = "mse_adjusted"
+                values = cm.numeric_agreement_terms(_numbers(a), _numbers(b), plausible_width(str(task)))
+                metric = "numeric_agreement"
             else:
-                chance = cm.chance_consistency(a, b)
-                values = [float(x is not None and x == y) - chance for x, y in zip(a, b, strict=True)]
-                metric = "adjusted_consistency"
+                values = cm.kappa_terms(a, b)
+                metric = "kappa_consistency"
             criterion = f"{TRACK}/{dataset}/{task}/{pair}/{metric}"
             rows += [(str(sub), criterion, str(dataset), str(i), v) for i, v in zip(ids, values, strict=True)]
     if not rows:
@@ -261,19 +267,18 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     return pd.DataFrame(rows, columns=["submission", "criterion", "dataset", "item", "value"])
 
 
-def _numeric_terms(a: list, b: list, ids: list[str]) -> tuple[list[float], list[str]]:
+def _answer_or_none(value: str) -> str | None:
+    return None if value in ("", "nan") else value
+
+
+def _numbers(values: list) -> list[float | None]:
     def number(value):
         try:
             return float(value)
         except (TypeError, ValueError):
             return None
 
-    x, y = [number(v) for v in a], [number(v) for v in b]
-    chance = cm.numeric_chance_mse(x, y)
-    both = [(i, p, q) for i, p, q in zip(ids, x, y, strict=True) if p is not None and q is not None]
-    if not both or not math.isfinite(chance):
-        return [], []
-    return [chance - (p - q) ** 2 for _, p, q in both], [i for i, _, _ in both]
+    return [number(v) for v in values]
 
 
 def methodology() -> list[str]:
@@ -290,17 +295,43 @@ def methodology() -> list[str]:
         table(
             ["Metric", "Formula", "Meaning"],
             [
-                ["consistency", "`(1/N) · Σ_i [a_i = b_i ≠ none]`", "Share of items answered the same way."],
-                ["chance", "`Σ_y p(y)²` over all 2N answers", "Agreement of two random answers."],
-                ["adjusted consistency (headline)", "consistency − chance", "Agreement beyond chance."],
+                ["consistency `C`", "`(1/N) · Σ_i [a_i = b_i ≠ none]`", "Share of items answered alike."],
+                ["chance `P_e` (paper)", "`Σ_y p(y)²` over all 2N answers", "Two random answers agree."],
+                ["adjusted consistency (paper)", "`C − P_e`", "Agreement beyond chance (eq. 6; reported)."],
                 ["false consistency", "consistency over items both sides get wrong",
                  "Agreeing on a wrong answer."],
                 ["raw agreement", "`[raw_a = raw_b]`", "The paper's string match, before normalising."],
                 ["accuracy", "`(1/N) · Σ_i [a_i = truth_i]`", "Per representation; unusable = wrong."],
-                ["numeric (ΔG_hyd)", "MSE(a, b); chance 2·Var(ŷ); adjusted = chance − MSE",
-                 "Paper eq. 10–12."],
+                ["numeric (ΔG_hyd, paper)", "MSE(a, b); chance 2·Var(ŷ); adjusted = chance − MSE",
+                 "Paper eq. 10–12 (reported; unbounded, not ranked)."],
+                ["MSE vs truth (invalid charged)", "`(1/N) Σ_i e_i²`, invalid: worst plausible error",
+                 "Invalid counts as wrong, bounded."],
             ],
         ),  # fmt: skip
+        "",
+        "A numeric answer outside its plausible range (ΔG_hyd: −55 … 33 kcal/mol) is invalid: it is no "
+        "number, agrees with nothing and is wrong. **Headline criteria** (ranked, per task and pair of "
+        "representations):",
+        "",
+        table(
+            ["Criterion", "Formula", "Direction", "Constant", "Abstaining / unparseable", "Random valid"],
+            [
+                ["κ consistency (categorical)",
+                 "`clip((C − P_v) / (1 − P_v), −1, 1)`, `P_v = Σ_y q(y)²` over the valid answers only; "
+                 "`P_v = 1`: `C − 1`",
+                 "higher is better (1 = same answer everywhere, oracle)", "0 (below 0 if it fails items)",
+                 "−1", "≈ 0"],
+                ["numeric agreement (ΔG_hyd)",
+                 "`clip(1 − (1/N) Σ_i d_i / (2·Var(ŷ)), −1, 1)`, `d_i = (a_i − b_i)²`, invalid side: "
+                 "`d_i = w²` (w = plausible width, 88 kcal/mol); `Var` over the valid answers",
+                 "higher is better (1 = identical answers, oracle)", "0", "−1", "≈ 0"],
+            ],
+        ),  # fmt: skip
+        "",
+        "Why not the paper's forms: `C − P_e` is not maximal for a perfect answerer when the truth is "
+        "imbalanced (random answers lower the chance term more than the agreement), and `2·Var − MSE` has "
+        "no upper bound (an absurd answer made it 4·10²⁸). Both stay as reported columns. Consistency "
+        "alone does not ask for correctness: accuracy is reported beside it.",
         "",
         "References: [1] Yan et al., *Inconsistency of LLMs in molecular representations*, Digital "
         "Discovery 2025.",

@@ -4,15 +4,23 @@ The consistency paper (Yan et al., sec. 3.3) finds that adding a symmetric seque
 outputs given SMILES and given the IUPAC name makes a model more consistent but not more accurate. The
 board holds three references trained here on the same data and budget (``chem-t5-ce``, ``chem-t5-kl``,
 ``chem-t5-randomized``); :func:`finding_lines` compares them item by item from the ``answers`` table:
-per task, the SMILES ↔ IUPAC consistency (both answers usable and equal, the paper's eq. 4) and the
-accuracy of each representation, the difference against ``chem-t5-ce`` with a paired bootstrap interval
-and McNemar's exact p (:func:`leaderboard.ranking.paired.paired_difference`), and one plain sentence saying
-whether the KL variant is more consistent and whether it is more accurate. Every number is computed from
-the exported answers when the page is generated; nothing is written by hand.
+per task, the SMILES ↔ IUPAC κ consistency (the ranked, chance-adjusted criterion: a model that gives one
+answer to everything scores 0, not 1) with a paired bootstrap interval of the difference (items resampled,
+κ recomputed on each resample), the raw consistency (the paper's eq. 4, shown, not tallied) and the accuracy
+of each representation with a paired bootstrap interval and McNemar's exact p
+(:func:`leaderboard.ranking.paired.paired_difference`), and one plain sentence saying whether the KL variant
+is more consistent (by κ) and whether it is more accurate, and how many training seeds back each model (read
+from ``submissions/<model>/training.json``). Every number is computed from the exported answers when the
+page is generated; nothing is written by hand.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 
 from leaderboard.markdown import esc, table
@@ -28,7 +36,49 @@ BASELINE = "chem-t5-ce"
 VARIANTS = {"chem-t5-kl": "the KL-regularised model", "chem-t5-randomized": "the randomized-SMILES model"}
 TASKS = ("translation", "formula", "lipinski")
 N_BOOT = 10000
+#: Replicates of the κ bootstrap (κ is recomputed per replicate: costlier than a mean).
+N_BOOT_KAPPA = 2000
 SEED = 0
+#: The track's κ consistency ``(a, b) -> float``, handed in by the track's extension (the one host module
+#: that may import the track package: ``tests/test_layering.py``).
+Kappa = Callable[[Sequence[Hashable | None], Sequence[Hashable | None]], float]
+SUBMISSIONS = Path(__file__).resolve().parents[3] / "submissions"
+
+
+def seeds(sub: str, root: Path = SUBMISSIONS) -> int | None:
+    """Return how many training seeds back a reference model (its ``training.json``); ``None``: unrecorded."""
+    path = root / sub / "training.json"
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text(encoding="utf-8"))
+    config = record.get("config") or {}
+    seed = next((r[k] for r in (record, config) for k in ("seeds", "seed") if k in r), None)
+    if seed is None:
+        return None
+    return len(seed) if isinstance(seed, list) else 1
+
+
+def kappa_difference(
+    base: pd.DataFrame, other: pd.DataFrame, kappa: Kappa
+) -> tuple[float, float, float, float, str]:
+    """κ of both models on their shared items, the difference with a paired bootstrap 95 % interval, verdict.
+
+    Returns ``(κ_base, κ_other, low, high, verdict)``; the verdict is ``higher``/``lower`` when the interval
+    excludes 0, else ``same``. ``kappa`` is the track's κ (:data:`Kappa`).
+    """
+    ids = base.index.intersection(other.index)
+    a_base, b_base = list(base.loc[ids, "a"]), list(base.loc[ids, "b"])
+    a_other, b_other = list(other.loc[ids, "a"]), list(other.loc[ids, "b"])
+    k_base, k_other = kappa(a_base, b_base), kappa(a_other, b_other)
+    rng = np.random.default_rng(SEED)
+    diffs = []
+    for _ in range(N_BOOT_KAPPA):
+        pick = rng.integers(0, len(ids), len(ids))
+        k_a = kappa([a_other[i] for i in pick], [b_other[i] for i in pick])
+        diffs.append(k_a - kappa([a_base[i] for i in pick], [b_base[i] for i in pick]))
+    low, high = (float(q) for q in np.quantile(diffs, [0.025, 0.975]))
+    verdict = "higher" if low > 0 else "lower" if high < 0 else "same"
+    return k_base, k_other, low, high, verdict
 
 
 def _scores(answers: pd.DataFrame, sub: str, task: str) -> pd.DataFrame | None:
@@ -45,6 +95,7 @@ def _scores(answers: pd.DataFrame, sub: str, task: str) -> pd.DataFrame | None:
         return None
     a, b = wide["smiles"].loc[ids, "answer"], wide["iupac"].loc[ids, "answer"]
     return pd.DataFrame({
+        "a": a.where(a != "", None), "b": b.where(b != "", None),
         "consistency": ((a != "") & (a == b)).astype(float),
         "acc_smiles": (wide["smiles"].loc[ids, "correct"] == "1").astype(float),
         "acc_iupac": (wide["iupac"].loc[ids, "correct"] == "1").astype(float),
@@ -55,8 +106,11 @@ def _cell(r: PairedDifference) -> str:
     return f"{r.diff:+.3f} [{r.low:+.3f}, {r.high:+.3f}] p={r.p:.2g}"
 
 
-def finding_lines(data: SiteData, dataset: str) -> list[str]:
-    """Markdown of the comparison on one data set; empty unless ``chem-t5-ce`` and a variant have answers."""
+def finding_lines(data: SiteData, dataset: str, *, kappa: Kappa) -> list[str]:
+    """Markdown of the comparison on one data set; empty unless ``chem-t5-ce`` and a variant have answers.
+
+    ``kappa`` is the track's κ consistency (:data:`Kappa`), the ranked criterion the verdict is taken on.
+    """
     answers = data.tables.get("answers")
     if answers is None or answers.empty:
         return []
@@ -79,8 +133,18 @@ def finding_lines(data: SiteData, dataset: str) -> list[str]:
         if base is None:
             continue
         others = {v: _scores(answers, v, task) for v in variants}
-        measures = (("consistency", "consistency SMILES ↔ IUPAC"), ("acc_smiles", "accuracy, SMILES"),
-                    ("acc_iupac", "accuracy, IUPAC name"))  # fmt: skip
+        cells = [esc(task), "κ consistency SMILES ↔ IUPAC (ranked)", ""]
+        for v in variants:
+            if others[v] is None:
+                cells += ["—", "—"]
+                continue
+            k_base, k_other, low, high, verdict = kappa_difference(base, others[v], kappa)
+            cells[2] = f"{k_base:.3f}"
+            cells += [f"{k_other:.3f}", f"{k_other - k_base:+.3f} [{low:+.3f}, {high:+.3f}]"]
+            tally[v]["consistency"].append(verdict)
+        body.append(cells)
+        measures = (("consistency", "raw consistency SMILES ↔ IUPAC (paper)"),
+                    ("acc_smiles", "accuracy, SMILES"), ("acc_iupac", "accuracy, IUPAC name"))  # fmt: skip
         for measure, label in measures:
             cells = [esc(task), label, f"{base[measure].mean():.3f}"]
             for v in variants:
@@ -93,7 +157,8 @@ def finding_lines(data: SiteData, dataset: str) -> list[str]:
                     base.loc[ids, measure], other.loc[ids, measure], n_boot=N_BOOT, seed=SEED
                 )
                 cells += [f"{r.mean_b:.3f}", _cell(r)]
-                tally[v]["consistency" if measure == "consistency" else "accuracy"].append(r.verdict)
+                if measure != "consistency":  # raw consistency rewards one answer to everything: shown only
+                    tally[v]["accuracy"].append(r.verdict)
             body.append(cells)
     if not body:
         return []
@@ -101,9 +166,12 @@ def finding_lines(data: SiteData, dataset: str) -> list[str]:
         "The consistency paper [1] adds a symmetric sequence-level KL term between the answers given SMILES "
         "and given the IUPAC name, and finds the models become more consistent but not more accurate. The "
         f"references `{BASELINE}`, `chem-t5-kl` and `chem-t5-randomized` were trained here on the same "
-        "corpus, steps and batch size (their model pages link the training records). Per task: the share "
-        "of items whose two answers are usable and equal, and each representation's accuracy; Δ = variant − "
-        "cross-entropy, paired bootstrap over the items (95 %) and McNemar's exact p."
+        "corpus, steps and batch size (their model pages link the training records). Per task: the κ "
+        "consistency the board ranks ((C − chance) / (1 − chance): a model that gives one answer to "
+        "everything scores 0), the raw share of items whose two answers are usable and equal (the paper's, "
+        "shown only: one answer to everything scores 1), and each representation's accuracy; Δ = variant − "
+        "cross-entropy, paired bootstrap over the items (95 %; κ recomputed per resample) and, for the 0/1 "
+        "scores, McNemar's exact p."
     )
     align = ["l", "l", "r", *["r", "r"] * len(variants)]
     out = ["### What this board shows: does a consistency regulariser help?", "", intro, "",
@@ -111,12 +179,25 @@ def finding_lines(data: SiteData, dataset: str) -> list[str]:
     for v in variants:
         cons, acc = tally[v]["consistency"], tally[v]["accuracy"]
         out.append(
-            f"On {esc(dataset)}, {VARIANTS[v]} is {_summary(cons, 'consistent')} than `{BASELINE}` "
+            f"On {esc(dataset)}, {VARIANTS[v]} is {_summary(cons, 'consistent')} than `{BASELINE}` by κ "
             f"({_counts(cons)} of {len(cons)} tasks) and {_summary(acc, 'accurate')} "
             f"({_counts(acc)} of {len(acc)} task × representation accuracies)."
         )
         out.append("")
+    out += [_seed_sentence([BASELINE, *variants]), ""]
     return out
+
+
+def _seed_sentence(subs: list[str]) -> str:
+    counts = {s: seeds(s) for s in subs}
+    known = {n for n in counts.values() if n is not None}
+    if len(known) == 1 and None not in counts.values():
+        n = known.pop()
+        each = "one training seed" if n == 1 else f"{n} training seeds"
+        return (f"Each model here is {each}: the intervals are over the items, not over training runs, so "
+                "a difference says what these trained models do, not what the regulariser does in general.")
+    parts = [f"`{s}`: {'unrecorded' if n is None else n}" for s, n in counts.items()]
+    return "Training seeds per model — " + ", ".join(parts) + "; the intervals are over the items only."
 
 
 def _summary(verdicts: list[str], word: str) -> str:
