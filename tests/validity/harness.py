@@ -117,14 +117,19 @@ def identity_blinded_case(records) -> tuple[AskingTrack, list[Question], Case]:
 
 
 def _edit_pairs_sample(records, n: int) -> list[dict[str, str]]:
-    """The first ``n`` pairs per (task, group) in sha256(id) order, in file order: both groups, every task."""
+    """The first ``n`` pairs per (task, group, named) in sha256(id) order, in file order.
+
+    Both groups, every task, and the pairs with IUPAC names (asked in both representations) counted apart:
+    otherwise the IUPAC cells hold a handful of pairs and a criterion is judged on noise.
+    """
 
     def key(r):
         return hashlib.sha256(str(r["id"]).encode()).hexdigest()
 
     chosen: dict[tuple[str, str], list[str]] = {}
     for r in sorted(records, key=key):
-        bucket = chosen.setdefault((r["task"], r["group"]), [])
+        named = bool(r.get("source_iupac") and r.get("target_iupac"))
+        bucket = chosen.setdefault((r["task"], r["group"], named), [])
         if len(bucket) < n:
             bucket.append(r["id"])
     keep = {i for ids in chosen.values() for i in ids}
