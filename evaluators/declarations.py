@@ -126,7 +126,9 @@ class Criterion:
     where : tuple of (str, str)
         The fixed setting (``(("layer", "last"), ("distance", "l2"), …)``).
     per : tuple of str
-        Dimensions that vary across criteria besides the data set.
+        Dimensions that vary across criteria besides the data set. A dimension fixed by ``where`` may be
+        named too, which puts its value into the criterion's name: the way two families of one metric in
+        different settings (T5's C1 and C2) get distinct criteria.
     label : str
         What the criterion measures, in words (the overview's column group).
     flat : tuple of (str, str)

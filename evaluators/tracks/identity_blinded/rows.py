@@ -87,8 +87,11 @@ _NEW = (
 for _spec in _NEW:
     register_metric(_spec)
 
-#: Every metric the track reports (``accuracy``, ``mae``, ``validity`` and ``n_items`` are T3's and T4's).
-METRIC_NAMES: tuple[str, ...] = ("accuracy", "mae", "validity", "n_items", *(s.name for s in _NEW))
+#: Every metric the track reports (``accuracy``, ``mae``, ``validity``, ``n_items``, ``balanced_accuracy`` and
+#: ``mae_charged`` are shared with other tracks: :mod:`evaluators.metrics`).
+METRIC_NAMES: tuple[str, ...] = (
+    "accuracy", "mae", "validity", "n_items", "balanced_accuracy", "mae_charged", *(s.name for s in _NEW)
+)
 _GROUPS = ("consistent", "inconsistent")
 _COMPARED = ("C1", "C2")
 
