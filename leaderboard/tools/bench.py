@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> int:
         "its time is scaled linearly to the full set when smaller, and said so",
     )
     parser.add_argument("--skip-reference", action="store_true")
+    parser.add_argument(
+        "--state-dir", type=Path, default=REPO_ROOT / ".state", help="state folder (weights, data cache)"
+    )
     args = parser.parse_args(argv)
 
     import torch
@@ -59,13 +62,16 @@ def main(argv: list[str] | None = None) -> int:
     from leaderboard.execution.job_inputs import job_document
     from leaderboard.execution.weights import fetch_weights
     from leaderboard.intake.manifest import load_submission
+    from leaderboard.settings import Settings
 
-    state = REPO_ROOT / ".state"
-    state.mkdir(exist_ok=True)
+    state = args.state_dir
+    state.mkdir(parents=True, exist_ok=True)
     folder = REPO_ROOT / "submissions" / args.submission
     sub = load_submission(folder)
     weights = fetch_weights(sub, folder, state)
-    data_root = prepare_dataset(args.dataset, state)
+    # The local mirror (CHEMROBUST_DATA_DIR) first, as evaluate does: offline, the bench needs no download.
+    settings = Settings.from_environment(repo_root=REPO_ROOT, state_dir=state)
+    data_root = prepare_dataset(args.dataset, state, mirror=settings.data_mirror)
     options = TrackOptions(limit=args.limit)
     job = job_document(
         sub, track="amore", dataset=args.dataset, options=options, version="", has_weights=True

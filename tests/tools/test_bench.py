@@ -1,0 +1,31 @@
+"""``nox -s bench`` runs offline: the AMORE bench finds ChEBI-20 in the local mirror, as ``evaluate`` does.
+
+Before, the bench called ``prepare_dataset`` without the mirror and died on a download with
+``CHEMROBUST_DATA_DIR`` set (issue 36). The run here is tiny (5 molecules); its figures are not checked,
+only that every line of the report is there.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from leaderboard.tools import bench
+
+
+def test_the_bench_runs_offline_from_the_mirror(tmp_path, capsys, monkeypatch):
+    if not os.environ.get("CHEMROBUST_DATA_DIR"):
+        if os.environ.get("CI"):
+            pytest.fail("CHEMROBUST_DATA_DIR is not set: CI points it at ../shared/data")
+        pytest.skip("no local data mirror (CHEMROBUST_DATA_DIR)")
+    # No network: a download attempt must fail loudly rather than silently succeed elsewhere.
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    state = tmp_path / "state"
+    argv = ["--dataset", "chebi20", "--limit", "5", "--skip-reference", "--state-dir", str(state)]
+    assert bench.main(argv) == 0
+    out = capsys.readouterr().out
+    for line in ("bare forward passes (floor)", "whole AMORE evaluation", "overhead ratio"):
+        assert line in out
+    # The mirror is read where it lies: nothing was downloaded into the state folder.
+    assert not (state / "data" / "chebi20").exists()
