@@ -41,10 +41,10 @@ def fake_repo(tmp_path) -> Path:
     for name in ("Dockerfile", "requirements.lock", "torch-cpu.txt", "torch-cuda.txt", "bootstrap-base.sh"):
         shutil.copy2(CONTAINERS / name, root / "containers" / name)
     ev = root / "evaluators"
-    (ev / "tracks").mkdir(parents=True)
+    (ev / "tracks" / "amore").mkdir(parents=True)
     (ev / "__init__.py").write_text('"""evaluators"""\n')
     (ev / "__main__.py").write_text("print('hello from the image')\n")
-    (ev / "tracks" / "amore.py").write_text("TRACK = 'amore'\n")
+    (ev / "tracks" / "amore" / "__init__.py").write_text("TRACK = 'amore'\n")
     sub = root / "submissions" / "demo"
     sub.mkdir(parents=True)
     (sub / "submission.yaml").write_text("id: demo\n")
