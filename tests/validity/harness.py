@@ -252,18 +252,21 @@ def _show(value: float) -> str:
     return "missing" if not math.isfinite(value) else f"{value:.4g}"
 
 
-def criterion_verdicts(table: pd.DataFrame) -> dict[str, str | None]:
+def criterion_verdicts(
+    table: pd.DataFrame, measured_only: Sequence[str] = ("biased_oracle",)
+) -> dict[str, str | None]:
     """``case id → None`` (passes) or the measured reason it fails; case id ``track-criterion-answerer``.
 
     Oriented values (higher is better): oracle ≥ noisy oracle, noisy oracle > every degenerate answerer; a
-    missing value (the board then ignores the pair) is never strictly worse, so it fails.
+    missing value (the board then ignores the pair) is never strictly worse, so it fails. Answerers in
+    ``measured_only`` are measured, not asserted. The embedding harness uses the same checks.
     """
     out: dict[str, str | None] = {}
     for column in table.columns:
         track, criterion = column.split("/", 1)
         ref = float(table.at[REFERENCE, column])
         for name in table.index:
-            if name in (REFERENCE, "biased_oracle"):
+            if name == REFERENCE or name in measured_only:
                 continue
             value = float(table.at[name, column])
             if name == "oracle":
@@ -275,19 +278,22 @@ def criterion_verdicts(table: pd.DataFrame) -> dict[str, str | None]:
     return out
 
 
-def ranking_verdicts(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
-    """Copeland over each track's criteria and over all generative ones: degenerate below the noisy oracle."""
+def ranking_verdicts(
+    tables: dict[str, pd.DataFrame], honest: Sequence[str] = tuple(HONEST), combined: str = "generative"
+) -> dict[str, str | None]:
+    """Copeland over each track's criteria and over all of them (scope ``combined``): every answerer not in
+    ``honest`` ranks below the noisy oracle."""
     from leaderboard.ranking.copeland import copeland_ranking
 
     scopes = dict(tables)
-    scopes["generative"] = pd.concat(list(tables.values()), axis=1)
+    scopes[combined] = pd.concat(list(tables.values()), axis=1)
     out: dict[str, str | None] = {}
     for scope, table in scopes.items():
         tracks = pd.Series([c.split("/", 1)[0] for c in table.columns], index=table.columns)
         weights = 1.0 / tracks.map(tracks.value_counts())
         ranks = copeland_ranking(table, weights)["rank"]
         for name in table.index:
-            if name in HONEST:
+            if name in honest:
                 continue
             ok = ranks[name] > ranks[REFERENCE]
             out[f"ranking-{scope}-{name}"] = (

@@ -14,7 +14,6 @@ the host's probe on the set's labels), and the rows become oriented criteria thr
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators.schema import TrackOptions, TrackResult, parse_rows
+from tests.validity import harness as generative
 from tests.validity.embedders import DEGENERATE, HONEST
 from tests.validity.harness import criteria
 
@@ -104,52 +104,14 @@ def measure(data_root) -> dict[str, pd.DataFrame]:
 # ------------------------------------------------------------------------------------------------ verdicts
 
 
-def _show(value: float) -> str:
-    return "missing" if not math.isfinite(value) else f"{value + 0.0:.4g}"  # no "-0"
-
-
 def criterion_verdicts(table: pd.DataFrame) -> dict[str, str | None]:
-    """``case id → None`` (passes) or the measured reason it fails; case id ``track-criterion-embedder``.
-
-    Oriented values (higher is better): oracle ≥ noisy oracle, noisy oracle > every degenerate embedder; a
-    missing value (the board then ignores the pair) is never strictly worse, so it fails.
-    """
-    out: dict[str, str | None] = {}
-    for column in table.columns:
-        track, criterion = column.split("/", 1)
-        ref = float(table.at[REFERENCE, column])
-        for name in table.index:
-            if name == REFERENCE or name in MEASURED_ONLY:
-                continue
-            value = float(table.at[name, column])
-            if name == "oracle":
-                ok = math.isfinite(value) and math.isfinite(ref) and value >= ref
-            else:
-                ok = math.isfinite(ref) and math.isfinite(value) and ref > value
-            reason = None if ok else f"{name} {_show(value)} vs noisy_oracle {_show(ref)} (oriented)"
-            out[f"{track}-{criterion}-{name}"] = reason
-    return out
+    """The generative harness's checks, per criterion (case id ``track-criterion-embedder``)."""
+    return generative.criterion_verdicts(table, measured_only=MEASURED_ONLY)
 
 
 def ranking_verdicts(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
     """Copeland over each track's criteria and over both together: degenerate below the noisy oracle."""
-    from leaderboard.ranking.copeland import copeland_ranking
-
-    scopes = dict(tables)
-    scopes["embedding"] = pd.concat(list(tables.values()), axis=1)
-    out: dict[str, str | None] = {}
-    for scope, table in scopes.items():
-        tracks = pd.Series([c.split("/", 1)[0] for c in table.columns], index=table.columns)
-        weights = 1.0 / tracks.map(tracks.value_counts())
-        ranks = copeland_ranking(table, weights)["rank"]
-        for name in table.index:
-            if name in HONEST:
-                continue
-            ok = ranks[name] > ranks[REFERENCE]
-            out[f"ranking-{scope}-{name}"] = (
-                None if ok else f"Copeland rank {ranks[name]:g} vs noisy_oracle {ranks[REFERENCE]:g}"
-            )
-    return out
+    return generative.ranking_verdicts(tables, honest=tuple(HONEST), combined="embedding")
 
 
 def verdicts(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
