@@ -10,9 +10,20 @@ the prompt as one user message) or ``POST <url>/completions`` (``api: completion
 Policies
 --------
 - **Concurrency**: at most ``max_concurrency`` requests in flight (a thread pool); results keep request order.
+- **Deadlines**: one HTTP request — connect, the request, the response headers and the whole body — has
+  ``timeout_s`` in all (the manifest's ``model.timeout_s``), never more: a watchdog thread shuts the
+  socket down at the deadline (:mod:`leaderboard.execution.endpoint_http`), so a server that drips bytes,
+  drips its headers, accepts and never answers, or streams a body without end is cut there. The run has a
+  deadline too (``deadline``: the runner's wall-clock limit, ``limits.timeout_s``): no request starts
+  after it, a request in flight is cut at it, and a backoff wait ends at it; the run then stops with
+  :class:`EndpointTimeout`. (Name resolution is the one step the watchdog cannot cut; endpoints are named
+  by URLs a maintainer reviewed.)
 - **Retries**: 408, 429, 5xx, connection errors and timeouts are retried up to ``retries`` times with
   exponential backoff and a deterministic jitter (a hash of the request and the attempt, so reruns wait
   alike); a ``Retry-After`` header is a floor for the wait. A malformed or truncated body is retried once.
+  Retries also have a time budget: one request's attempts and waits together take at most
+  ``retry_budget_s`` (default three times ``timeout_s``, at least 30 s); no retry starts unless its wait
+  and a whole ``timeout_s`` still fit in what is left of it.
 - **Failures**: a request that still fails, or that the API refuses as bad (400, 413, 422 …), becomes an
   empty completion with ``finish_reason "error"`` (an unusable answer, scored as missing) and is listed in
   :attr:`EndpointStats.failures`; it is not cached, so a rerun asks again. 401/403 (the key), 404 (URL or
@@ -44,7 +55,6 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import ssl
 import threading
 import time
 from collections.abc import Sequence
@@ -65,6 +75,7 @@ from leaderboard.execution.endpoint_cache import (
     estimate_tokens,
     scrub_secret,
 )
+from leaderboard.execution.endpoint_http import Watchdog, open_connection, time_left
 from leaderboard.intake.endpoints import EndpointModel
 
 __all__ = [
@@ -81,6 +92,10 @@ MALFORMED_RETRIES = 1
 CIRCUIT_BREAK = 8
 #: Share of a run's requests that may fail before the run fails.
 MAX_FAILED_SHARE = 0.05
+#: One request's retry time budget by default, in multiples of ``model.timeout_s`` (attempts and waits).
+RETRY_BUDGET_TIMEOUTS = 3.0
+#: ... and at least this many seconds (a short ``timeout_s`` still leaves room for a ``Retry-After``).
+RETRY_BUDGET_MIN_S = 30.0
 #: Tokens a chat API adds around one user message (role markers).
 CHAT_OVERHEAD_TOKENS = 8
 _RETRY_STATUS = frozenset({408, 425, 429})
@@ -134,7 +149,12 @@ class EndpointAdapter(GenerativeAdapter):
     max_retry_after_s : float
         Longest ``Retry-After`` honoured.
     deadline : float, optional
-        A ``time.monotonic()`` after which no request is sent (the run's wall-clock limit).
+        A ``time.monotonic()`` after which no request is sent and at which requests in flight are cut (the
+        run's wall-clock limit).
+    retry_budget_s : float, optional
+        The most seconds one request may take over all its attempts and the waits between them;
+        ``None``: :data:`RETRY_BUDGET_TIMEOUTS` times ``model.timeout_s``, at least
+        :data:`RETRY_BUDGET_MIN_S`.
     """
 
     def __init__(
@@ -149,11 +169,15 @@ class EndpointAdapter(GenerativeAdapter):
         max_backoff_s: float = 30.0,
         max_retry_after_s: float = 120.0,
         deadline: float | None = None,
+        retry_budget_s: float | None = None,
     ) -> None:
         super().__init__(ModelConfig(adapter="endpoint", architecture=model.architecture))
         self.model, self.cache, self.prompt_prefix = model, cache, prompt_prefix
         self.retries, self.backoff_s, self.max_backoff_s = retries, backoff_s, max_backoff_s
         self.max_retry_after_s, self.deadline = max_retry_after_s, deadline
+        if retry_budget_s is None:
+            retry_budget_s = max(RETRY_BUDGET_TIMEOUTS * model.timeout_s, RETRY_BUDGET_MIN_S)
+        self.retry_budget_s = float(retry_budget_s)
         self._key = key or None
         self.budget = Budget(model.max_requests, model.max_tokens_total)
         self.stats = EndpointStats()
@@ -290,10 +314,11 @@ class EndpointAdapter(GenerativeAdapter):
         body = json.dumps(self.payload(fields), ensure_ascii=False).encode("utf-8")
         worst = self._worst_case(fields)
         attempt = malformed = 0
+        budget_end = time.monotonic() + self.retry_budget_s
         while True:
             if self._stop.is_set():
                 raise _Stopped("stopped: another request stopped the run")
-            if self.deadline is not None and time.monotonic() > self.deadline:
+            if self.deadline is not None and time.monotonic() >= self.deadline:
                 raise EndpointTimeout("the run's time limit passed; the answers received are cached")
             self.budget.acquire(worst)
             retry_after = 0.0
@@ -334,10 +359,18 @@ class EndpointAdapter(GenerativeAdapter):
                     retry_after = _retry_after(headers.get("Retry-After"))
             if malformed > MALFORMED_RETRIES or attempt >= self.retries:
                 return self._failed(request, problem)
+            delay = min(self.max_backoff_s, self.backoff_s * 2**attempt) * (1 + 0.5 * _jitter(key, attempt))
+            delay = max(delay, min(retry_after, self.max_retry_after_s))
+            if time.monotonic() + delay + self.model.timeout_s > budget_end:
+                return self._failed(
+                    request, f"{problem} (retry budget of {self.retry_budget_s:g} s spent: "
+                    f"{attempt + 1} attempt(s), no time for another)"
+                )  # fmt: skip
             with self._lock:
                 self.stats.retries += 1
-            delay = min(self.max_backoff_s, self.backoff_s * 2**attempt) * (1 + 0.5 * _jitter(key, attempt))
-            self._stop.wait(max(delay, min(retry_after, self.max_retry_after_s)))
+            if self.deadline is not None:  # a wait past the run's deadline ends at it (then the run stops)
+                delay = min(delay, max(0.0, self.deadline - time.monotonic()))
+            self._stop.wait(delay)
             attempt += 1
 
     def _failed(self, request: GenerationRequest, problem: str) -> Completion:
@@ -368,29 +401,31 @@ class EndpointAdapter(GenerativeAdapter):
         return self.scrub(text)[:200] or "(empty body)"
 
     def _post(self, body: bytes) -> tuple[int, Any, bytes]:
-        """Send one request; return status, headers and body (the whole exchange within ``timeout_s``)."""
-        timeout = self.model.timeout_s
-        deadline = time.monotonic() + timeout
-        if self._https:
-            conn: http.client.HTTPConnection = http.client.HTTPSConnection(
-                self._host, self._port, timeout=timeout, context=ssl.create_default_context()
-            )
-        else:
-            conn = http.client.HTTPConnection(self._host, self._port, timeout=timeout)
+        """Send one request; return status, headers and body (the whole exchange within ``timeout_s``).
+
+        The deadline is the sooner of ``timeout_s`` from now and the run's: a
+        :class:`~leaderboard.execution.endpoint_http.Watchdog` shuts the socket down there, whatever the
+        exchange is doing (the socket's timeout is also the time left before each step). A request cut
+        so raises :class:`TimeoutError`, whatever the cut made ``http.client`` see.
+        """
+        now = time.monotonic()
+        deadline = now + self.model.timeout_s
+        if self.deadline is not None:
+            deadline = min(deadline, self.deadline)
+        timeout = max(deadline - now, 0.001)
+        watchdog = Watchdog(deadline)
+        conn = open_connection(self._https, self._host, self._port, timeout, watchdog)
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": "chemrobust-endpoint/1"}  # fmt: skip
         if self._key:
             headers["Authorization"] = f"Bearer {self._key}"
         try:
             conn.request("POST", self._path, body=body, headers=headers)
+            time_left(conn, deadline, timeout)
             response = conn.getresponse()
             chunks, size = [], 0
             while True:
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise TimeoutError(f"no complete response within {timeout:g} s")
-                if conn.sock is not None:
-                    conn.sock.settimeout(remaining)  # a trickling server cannot stretch the timeout
+                time_left(conn, deadline, timeout)
                 chunk = response.read(64 * 1024)
                 if not chunk:
                     # read(amt) returns short instead of raising when the peer hangs up early.
@@ -401,8 +436,17 @@ class EndpointAdapter(GenerativeAdapter):
                 if size > MAX_RESPONSE_BYTES:
                     raise http.client.IncompleteRead(b"", None)  # treated as a broken body
                 chunks.append(chunk)
+            if watchdog.fired:  # cut at the deadline: what was read is not the whole answer
+                raise OSError("cut")
             return response.status, response.headers, b"".join(chunks)
+        except (OSError, http.client.HTTPException):
+            if watchdog.fired or time.monotonic() >= deadline:
+                raise TimeoutError(
+                    f"no complete response within {timeout:g} s (connect, headers and body)"
+                ) from None
+            raise
         finally:
+            watchdog.stop()
             conn.close()
 
     def _completion(self, request: GenerationRequest, raw: bytes) -> Completion:

@@ -8,7 +8,11 @@ what arrived: every request's path, headers and body, the most requests in fligh
 
 Faults: ``"429"`` (with ``Retry-After``), ``"500"``, ``"401"``, ``"hang"`` (no answer until the client gives
 up), ``"truncated"`` (half the body, then the connection closes), ``"malformed"`` (a 200 that is not JSON),
-``"echo_auth"`` (a normal answer whose text is the ``Authorization`` header: a hostile server).
+``"echo_auth"`` (a normal answer whose text is the ``Authorization`` header: a hostile server). Slow
+servers, each a bounded loop that ends by itself (or when the client hangs up or the server closes):
+``"drip_body"`` (the headers at once, then the body one byte every ``drip_s``), ``"drip_headers"`` (the
+status line, then the headers one byte every ``drip_s``), ``"hang"`` with a long ``hang_s`` (accepts, never
+answers) and ``"stream"`` (a 200 whose body never ends: 64 bytes every 10 ms for up to ``stream_s``).
 
 Not a test module: tests import it as ``tests.execution._openai_server``.
 """
@@ -59,15 +63,28 @@ class OpenAIServer:
         The ``Retry-After`` header of a ``"429"`` fault.
     hang_s : float
         How long a ``"hang"`` fault holds the connection before closing it unanswered.
+    drip_s : float
+        The pause between two bytes of a ``"drip_body"`` or ``"drip_headers"`` fault.
+    stream_s : float
+        How long a ``"stream"`` fault sends before it stops.
     """
 
-    def __init__(self, model_dir: Path, *, retry_after: str = "1", hang_s: float = 5.0) -> None:
+    def __init__(
+        self,
+        model_dir: Path,
+        *,
+        retry_after: str = "1",
+        hang_s: float = 5.0,
+        drip_s: float = 0.5,
+        stream_s: float = 60.0,
+    ) -> None:
         from evaluators.adapters import ModelConfig, load_adapter
 
         self.generator = load_adapter(
             ModelConfig(adapter="transformers", path=Path(model_dir), architecture="decoder", max_length=512)
         )
         self.retry_after, self.hang_s = retry_after, hang_s
+        self.drip_s, self.stream_s = drip_s, stream_s
         self.latency_s = 0.0
         self.requests: list[dict[str, Any]] = []
         self.in_flight = self.max_in_flight = 0
@@ -154,6 +171,9 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 server._closing.wait(server.hang_s)
                 self.close_connection = True
                 return
+            if fault == "stream":
+                self._stream()
+                return
             chat = self.path.endswith("/chat/completions")
             if not chat and not self.path.endswith("/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
@@ -175,6 +195,13 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 raw = b'{"choices": [{"text": oops'
             else:
                 raw = json.dumps(document).encode()
+            if fault == "drip_headers":
+                self._drip(self._head(raw, pad=200) + raw)
+                return
+            if fault == "drip_body":
+                self.wfile.write(self._head(raw))
+                self._drip(raw)
+                return
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
@@ -185,5 +212,27 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             self.wfile.write(raw)
+
+        def _head(self, raw: bytes, pad: int = 0) -> bytes:
+            """The status line and headers of a 200 with body ``raw`` (``pad`` bytes of an extra header)."""
+            lines = [f"{self.protocol_version} 200 OK", "Content-Type: application/json",
+                     f"Content-Length: {len(raw)}"] + ([f"X-Pad: {'p' * pad}"] if pad else [])  # fmt: skip
+            return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+        def _drip(self, data: bytes) -> None:
+            """Send ``data`` a byte every ``drip_s`` (one step a byte; stops when the server closes)."""
+            self.close_connection = True
+            for i in range(len(data)):
+                if server._closing.wait(server.drip_s):
+                    return
+                self.wfile.write(data[i : i + 1])
+
+        def _stream(self) -> None:
+            """A 200 whose body has no length and no end: 64 bytes every 10 ms, for ``stream_s`` at most."""
+            self.close_connection = True
+            self.wfile.write(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"choices": [')
+            end = time.monotonic() + server.stream_s
+            while time.monotonic() < end and not server._closing.wait(0.01):
+                self.wfile.write(b" " * 64)
 
     return Handler
