@@ -330,7 +330,9 @@ def _evaluate(args: argparse.Namespace) -> int:
         if not ids:
             _say(f"pull-request summary: {_write_pr_summary(state_dir, changes, [])}")
             return 0
-    if ids:  # an id is a folder name in submissions/: '../x', 'a/b' or a typo is one line, not a traceback
+    # An id typed with --submission is a folder name in submissions/: '../x', 'a/b' or a typo is one line,
+    # not a traceback (ids from --changed-since come from git and were checked there).
+    if args.submission and ids:
         from leaderboard.intake.manifest import discover
         from leaderboard.text import clip
 

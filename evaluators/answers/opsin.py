@@ -225,6 +225,10 @@ def _run_chunk(names: list[str], folder: Path, problems: dict[int, str]) -> list
                 try:
                     line = lines.get(timeout=wait)
                 except queue.Empty:
+                    if time.monotonic() - started >= BATCH_TIMEOUT_S:  # the batch's time, not the name's
+                        raise OpsinError(
+                            f"OPSIN took more than {BATCH_TIMEOUT_S:g} s for a batch of {len(names)} names"
+                        ) from None
                     problem = f"OPSIN took more than {NAME_TIMEOUT_S:g} s"
                     break
                 if line is None or "Terminating due to java.lang.OutOfMemoryError" in line:

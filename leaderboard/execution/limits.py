@@ -3,7 +3,9 @@
 The container is limited by Docker; what the host does with the container's output (parsing
 ``result.json``, RDKit on every answer, OPSIN on every name, a track's :meth:`~evaluators.tracks.Track.score`)
 runs on the host and is just as much the submission's to steer. :func:`call_limited` runs such a call in a
-fresh process (``spawn``: no state of the evaluation is inherited) that first sets ``RLIMIT_AS`` (address
+forked child (``fork``: it inherits the registries as the evaluation holds them — a track, metric or data
+set registered at run time, as plug-ins and the toy track of the tests are — and reads its inputs without
+pickling them) that first sets ``RLIMIT_AS`` (address
 space: Python, RDKit and the OPSIN JVM it starts, which inherits it) and ``RLIMIT_CPU``, and leads its own
 process group, so that the wall-clock limit kills the Java processes it started too.
 
@@ -57,18 +59,18 @@ class ScoringLimits:
 
 
 def _child(conn: Any, limits: ScoringLimits, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
-    """Run ``fn`` under ``limits`` and send ``("ok", value)`` or ``("error", type, module, message)``."""
+    """Run ``fn`` under ``limits``; send ``("ok", value)`` or ``("error", type, module, message, where)``."""
     os.setsid()  # its own group: a kill on the wall clock reaches the JVMs it starts
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
     resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
     try:
         conn.send(("ok", fn(*args, **kwargs)))
     except MemoryError:
-        conn.send(("memory", "", "", ""))
+        conn.send(("memory", "", "", "", ""))
     except Exception as exc:  # noqa: BLE001 - every failure goes back to the parent as a reason
         last = traceback.extract_tb(exc.__traceback__)[-1:]
         where = f" ({last[0].filename.rsplit('/', 1)[-1]}:{last[0].lineno})" if last else ""
-        conn.send(("error", type(exc).__name__, type(exc).__module__, f"{exc}{where}"))
+        conn.send(("error", type(exc).__name__, type(exc).__module__, str(exc), where))
     finally:
         conn.close()
 
@@ -114,7 +116,7 @@ def call_limited(
         When the child passes the wall clock (killed with its process group), runs out of memory, dies
         (a signal: the CPU limit, a crash in native code), or raises an exception not in ``passthrough``.
     """
-    context = multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("fork")
     parent, child = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(child, limits, fn, args, kwargs), daemon=True)
     started = time.monotonic()
@@ -147,8 +149,9 @@ def call_limited(
         return rest[0]
     if kind == "memory":
         raise ScoringLimitError(f"host scoring ran out of its {limits.memory_bytes / GiB:g} GiB memory limit")
-    name, module, text = rest[0], rest[1], clip(printable(rest[2]), 1000)  # the submission's text, maybe
+    name, module, text, where = rest[0], rest[1], clip(printable(rest[2]), 1000), rest[3]
     for cls in passthrough:
+        # An expected error is the run's reason as it would be in-process: its own words, no location.
         if cls.__name__ == name and cls.__module__ == module:
             raise cls(text)
-    raise ScoringLimitError(f"host scoring failed: {name}: {text}")
+    raise ScoringLimitError(f"host scoring failed: {name}: {text}{where}")

@@ -69,8 +69,8 @@ from evaluators.tracks.prompt_robustness.scores import item_scores, over_templat
 FINGERPRINTS = ("maccs", "morgan2_bits", "morgan2_counts", "rdkit")
 
 
-def _scores(kind: str, completions: list[str], truth) -> list[dict]:
-    return [item_scores(kind, answer, truth) for answer in normalise(kind, completions)]
+def _scores(kind: str, completions: list[str], truth, quantity: str | None = None) -> list[dict]:
+    return [item_scores(kind, answer, truth, quantity) for answer in normalise(kind, completions)]
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -228,7 +228,8 @@ def test_an_unreadable_number_is_invalid_not_a_prediction_of_zero() -> None:
 
     Ours drops the unreadable answer: validity 2/3, MAE (1 + 3)/2 = 2, RMSE √((1 + 9)/2) = √5 = 2.236.
     """
-    metrics = template_metrics("number", _scores("number", ["9", "13", "unknown"], 10.0))
+    scores = _scores("number", ["9", "13", "unknown"], 10.0, "hydration_free_energy")
+    metrics = template_metrics("number", scores)
     assert metrics["validity"] == pytest.approx(2 / 3)
     assert metrics["mae"] == 2.0 and metrics["rmse"] == pytest.approx(math.sqrt(5))
 
@@ -239,10 +240,11 @@ def test_a_number_with_units_or_a_unicode_minus_is_read() -> None:
     errors |46.07 − 46.069| = 0.001 and 0; "nan" (which ``float`` reads there, making the mean NaN) is
     invalid here.
     """
-    (weight,) = _scores("number", ["46.07 g/mol"], 46.069)
-    energy, nan = _scores("number", ["−5.0 kcal/mol", "nan"], -5.0)
+    (weight,) = _scores("number", ["46.07 g/mol"], 46.069, "molecular_weight")
+    energy, nan = _scores("number", ["−5.0 kcal/mol", "nan"], -5.0, "hydration_free_energy")
     assert weight["abs_error"] == pytest.approx(0.001) and energy["abs_error"] == 0.0
-    assert nan == {"valid": 0.0, "abs_error": None}
+    # Invalid: no error of its own, charged the worst plausible answer's, max(−5 − (−55), 33 − (−5)) = 50.
+    assert nan == {"valid": 0.0, "abs_error": None, "error": 50.0}
 
 
 def test_a_yes_no_answer_is_its_first_word() -> None:

@@ -148,8 +148,10 @@ def test_scoring_reads_the_answers_as_log_s(tmp_path, monkeypatch, records) -> N
         assert rows[(template, "mae")] == pytest.approx(0.0, abs=1e-9)
         assert rows[(template, "validity")] == 1.0
     assert rows[("t6", "mae")] == pytest.approx(1.0)
-    assert rows[("-", "mae_mean")] == pytest.approx(1 / 6)
-    assert rows[("-", "mae_spread")] == pytest.approx(1.0)
+    # Every answer is valid, so the charged MAE is the plain one: mean 1/6, worst 1, spread 1.
+    assert rows[("-", "mae_charged_mean")] == pytest.approx(1 / 6)
+    assert rows[("-", "mae_charged_worst")] == pytest.approx(1.0)
+    assert rows[("-", "mae_charged_spread")] == pytest.approx(1.0)
     assert rows[("-", "n_items")] == 5
 
 
