@@ -358,6 +358,11 @@ def sweep_orphan_containers(client, active: set[str] | None) -> list[str]:
     -------
     list of str
         Names of the containers removed.
+
+    Notes
+    -----
+    Two jobs starting on one node sweep at the same time: a container another job is already removing
+    (Docker's 409 Conflict) or has removed (404) is not an error of this job's.
     """
     if active is None:
         return []
@@ -366,6 +371,11 @@ def sweep_orphan_containers(client, active: set[str] | None) -> list[str]:
         job_id = container.name.removeprefix(CONTAINER_PREFIX)
         if not container.name.startswith(CONTAINER_PREFIX) or not job_id.isdigit() or job_id in active:
             continue
-        container.remove(force=True)
+        try:
+            container.remove(force=True)
+        except Exception as exc:  # docker.errors.APIError; this module does not import docker
+            if getattr(exc, "status_code", None) not in (404, 409):
+                raise
+            continue
         removed.append(container.name)
     return removed
