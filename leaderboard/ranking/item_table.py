@@ -48,6 +48,10 @@ means make the criterion's value:
   negatives both equal the AUC on the full data, and their mean is what each variant's value is.
 - ``"worst_drop_root"``: as ``"worst_drop"``, with each variant's value ``-sqrt(-m)`` as for ``"root"``
   (the worst RMSE increase from squared-error items, negated).
+- ``"worst_variant"``: the least variant value (parts and variant values as for ``"worst_drop"``, no
+  reference): the score on the worst test set, e.g. the ROC-AUC of the worst rewrite.
+- ``"worst_variant_root"``: as ``"worst_variant"``, each variant's value ``-sqrt(-m)``: minus the RMSE of
+  the worst rewrite.
 
 An empty or missing (NaN) ``part`` means none, an empty or missing ``combine`` means ``"mean"``.
 :func:`prepare_items` refuses a criterion whose rows mix rows with and without a part, that has more than

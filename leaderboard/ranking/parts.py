@@ -2,11 +2,12 @@
 
 Most criteria of the rank bootstrap (:mod:`leaderboard.ranking.uncertainty`) are item means. A criterion
 that is a function of several per-item means — the prompt robustness track's mean or spread over templates,
-the downstream track's RMSE (``"root"``) or its worst-case degradation over rewritten test sets
-(``"worst_drop"``, ``"worst_drop_root"``) — has *parts*; :class:`PartLayout` says which raw column belongs
-to which criterion and part, and :func:`combine_parts` turns the raw columns' means into the criteria's
-values. The methods are described in :mod:`leaderboard.ranking.item_table` (its "Criteria made of parts"
-section), which validates the ``part`` and ``combine`` columns. Everything here is pure.
+the downstream track's RMSE (``"root"``), its worst-case degradation over rewritten test sets
+(``"worst_drop"``, ``"worst_drop_root"``) or its score on the worst rewritten test set
+(``"worst_variant"``, ``"worst_variant_root"``) — has *parts*; :class:`PartLayout` says which raw
+column belongs to which criterion and part, and :func:`combine_parts` turns the raw columns' means into the
+criteria's values. The methods are described in :mod:`leaderboard.ranking.item_table` (its "Criteria made of
+parts" section), which validates the ``part`` and ``combine`` columns. Everything here is pure.
 """
 
 from __future__ import annotations
@@ -28,9 +29,20 @@ __all__ = [
 #: Decimals kept in per-criterion means (identical items => exactly equal means).
 MEAN_DECIMALS = 12
 #: Values of the optional ``combine`` column: how a criterion's part means make its value.
-COMBINE_METHODS: tuple[str, ...] = ("mean", "range", "min", "root", "worst_drop", "worst_drop_root")
+COMBINE_METHODS: tuple[str, ...] = (
+    "mean",
+    "range",
+    "min",
+    "root",
+    "worst_drop",
+    "worst_drop_root",
+    "worst_variant",
+    "worst_variant_root",
+)
 #: The combine methods that compare variants of a criterion with its ``"original"`` variant.
 WORST_DROP: tuple[str, ...] = ("worst_drop", "worst_drop_root")
+#: The combine methods that take the worst variant's value (its sub-parts averaged, the root taken after).
+WORST_VARIANT: tuple[str, ...] = ("worst_variant", "worst_variant_root")
 #: The variant of a ``"worst_drop*"`` criterion that the others are compared with.
 REFERENCE = "original"
 
@@ -121,6 +133,24 @@ def _nan_mean(raw: np.ndarray) -> np.ndarray:
         return np.where(n > 0, sums / np.where(n > 0, n, 1), np.nan)
 
 
+def _variant_values(raw: np.ndarray, parts: tuple[str, ...], *, root: bool) -> dict[str, np.ndarray]:
+    """Each variant's value: the mean of its sub-parts' means (``-sqrt(-m)`` of it when ``root``)."""
+    variants = np.array([variant_of(p) for p in parts], dtype=object)
+    value = {}
+    # Variants are grouped by mask, not by position: sorted part names need not keep a variant's parts
+    # adjacent ("a", "a2|x", "a|y" sort in that order).
+    for v in sorted(set(variants.tolist())):
+        m = _nan_mean(raw[:, :, variants == v])
+        value[v] = _root(m) if root else m
+    return value
+
+
+def _worst_variant(raw: np.ndarray, parts: tuple[str, ...], *, root: bool) -> np.ndarray:
+    """Return the least value over a criterion's variants (``(n_rep, n_systems)``; NaN if all are NaN)."""
+    value = _variant_values(raw, parts, root=root)
+    return np.fmin.reduce(np.stack([value[v] for v in sorted(value)], axis=-1), axis=-1)
+
+
 def _worst_drop(raw: np.ndarray, parts: tuple[str, ...], *, root: bool) -> np.ndarray:
     """Return minus the worst degradation of a criterion's variants from its ``"original"`` variant.
 
@@ -140,13 +170,7 @@ def _worst_drop(raw: np.ndarray, parts: tuple[str, ...], *, root: bool) -> np.nd
         ``(n_rep, n_systems)``: ``min(value_v - value_original)`` over the other variants, skipping NaN
         (NaN when the original or every other variant is NaN).
     """
-    variants = np.array([variant_of(p) for p in parts], dtype=object)
-    value = {}
-    # Variants are grouped by mask, not by position: sorted part names need not keep a variant's parts
-    # adjacent ("a", "a2|x", "a|y" sort in that order).
-    for v in sorted(set(variants.tolist())):
-        m = _nan_mean(raw[:, :, variants == v])
-        value[v] = _root(m) if root else m
+    value = _variant_values(raw, parts, root=root)
     reference = value.pop(REFERENCE)
     if not value:
         return np.full(raw.shape[:2], np.nan)
@@ -175,8 +199,10 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
         if one); ``"min"``, the least of those columns (the worst part; NaN if none); ``"root"``,
         ``-sqrt(-mean)``; ``"worst_drop"`` and ``"worst_drop_root"``, the least
         difference between a variant's value and the ``"original"`` variant's (see the module
-        docstring). A criterion with one column and ``"mean"`` is that column as is; other values are
-        rounded to :data:`MEAN_DECIMALS` decimals. Without a layout, ``raw`` itself is returned.
+        docstring); ``"worst_variant"`` and ``"worst_variant_root"``, the least variant value (a
+        variant's value the mean of its ``"<variant>|<sub>"`` parts, its root taken for ``_root``).
+        A criterion with one column and ``"mean"`` is that column as is; other values are rounded to
+        :data:`MEAN_DECIMALS` decimals. Without a layout, ``raw`` itself is returned.
 
     Raises
     ------
@@ -197,6 +223,10 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
     ...                     combine=("root", "worst_drop"))
     >>> combine_parts(np.array([[[-4.0, 0.5, 0.75, 0.875]]]), layout).tolist()
     [[[-2.0, -0.25]]]
+    >>> layout = PartLayout(criterion=np.array([0, 0, 0, 0]), part=("a|neg", "a|pos", "b|neg", "b|pos"),
+    ...                     combine=("worst_variant",))
+    >>> combine_parts(np.array([[[0.6, 0.8, 0.9, 0.9]]]), layout).tolist()
+    [[[0.7]]]
     """
     if layout is None:
         return raw
@@ -211,7 +241,7 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
     single = ends - starts == 1
     how = np.array(layout.combine, dtype=object)
     is_range = how == "range"
-    worst = np.isin(how, WORST_DROP)
+    worst = np.isin(how, WORST_DROP + WORST_VARIANT)
     out = np.empty((*raw.shape[:2], len(starts)))
     # A one-part mean is its part mean, copied rather than recomputed so that it stays bit-identical to
     # the same criterion given without parts.
@@ -237,8 +267,10 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
     # Few criteria compare variants, so a loop over them costs little.
     for c in np.flatnonzero(worst).tolist():
         cols = slice(int(starts[c]), int(ends[c]))
-        drop = _worst_drop(raw[:, :, cols], layout.part[cols], root=how[c] == "worst_drop_root")
-        out[:, :, c] = np.round(drop, MEAN_DECIMALS)
+        root = str(how[c]).endswith("_root")
+        if how[c] in WORST_VARIANT:
+            value = _worst_variant(raw[:, :, cols], layout.part[cols], root=root)
+        else:
+            value = _worst_drop(raw[:, :, cols], layout.part[cols], root=root)
+        out[:, :, c] = np.round(value, MEAN_DECIMALS)
     return out
-
-

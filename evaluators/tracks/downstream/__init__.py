@@ -7,31 +7,36 @@ robust encoder loses little. The paper fine-tunes whole models; the CPU-feasible
 
 The work is split across the sandbox so that the labels never enter the container:
 
-- the host writes a label-free view of the set (:meth:`DownstreamTrack.container_view`: ``id, split,
-  smiles``), the split a deterministic Bemis–Murcko scaffold split
-  (:func:`evaluators.tracks.downstream.splits.scaffold_split`, 80 % train / 20 % test, the rare scaffolds in
-  test);
-- inside the container, :meth:`DownstreamTrack.run` rewrites every test molecule with each of the five
-  augmentations of T1 (seeded per molecule, identity-checked) and embeds every unique string once — train
-  originals, test originals, test variants — writing ``embeddings.npy`` (the last layer, float32) and
-  ``strings.csv.gz`` (which row is which molecule and variant);
+- the host writes a label-free view of the set (:meth:`DownstreamTrack.container_view`, built by
+  :func:`evaluators.tracks.downstream.view.build_view`: ``id, split, smiles``): every molecule in one
+  notation (RDKit canonical SMILES without stereo marks), opaque ids, a seeded order, and MoleculeNet's
+  recommended split — scaffold for BBBP and BACE, random for the regression sets and ClinTox — 80 % train
+  / 20 % test. A view in which the writing or the bookkeeping still predicts the label
+  (:mod:`evaluators.datasets.leaks`) is refused: the set cannot be ranked;
+- inside the container, :meth:`DownstreamTrack.run` rewrites every test molecule with four augmentations
+  of T1 (explicit H, Kekulé, ring renumbering, random atom order; the canonical rewrite of a canonical
+  string is the string itself), seeded per molecule and identity-checked, and embeds every unique string
+  once — train originals, test originals, test variants — writing ``embeddings.npy`` (the last layer,
+  float32) and ``strings.csv.gz`` (which row is which molecule and variant);
 - on the host, :meth:`DownstreamTrack.score` fits ridge / logistic regression on the training embeddings
   (regularisation by cross-validation on the training molecules only), predicts the original test set and
   each rewritten one with that same probe, and scores them: RMSE (regression) or ROC-AUC (classification),
   the degradation against the original test set (absolute and relative, positive = worse), the worst
-  augmentation, and paired bootstrap intervals over test molecules.
+  rewrite, paired bootstrap intervals over test molecules, and the score of predicting the training mean
+  (regression) — the row every model must beat.
 
 A test molecule whose rewrite failed the identity check keeps its original string in that variant (counted
 as ``n_excluded``): every variant scores the same molecules, so a model that maps every rewrite to the same
 embedding (the Morgan fingerprint reference) has exactly zero degradation.
 
-Ranked (the issue's criteria): the score on the original test set, and the worst-case degradation.
+Ranked (version 2): the score on the original test set and the score on the worst rewrite. Version 1
+ranked the worst-case *degradation*, which a model that ignores its input wins: a constant embedder cannot
+degrade (0, the best value, on every set). Degradation is reported beside the scores, not ranked.
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import gzip
 import hashlib
 import time
@@ -59,9 +64,16 @@ from evaluators.schema import (
 )
 from evaluators.tracks import TRACKS, Progress, Track, check_embeddings, no_progress
 from evaluators.tracks.downstream.scoring import STRING_COLUMNS, score_probe
-from evaluators.tracks.downstream.splits import scaffold_split
+from evaluators.tracks.downstream.view import SPLIT_METHODS, ViewRow, build_view, leak_report
 
-__all__ = ["DOWNSTREAM_TASKS", "DownstreamTrack", "SPLIT_FRACTIONS", "SPLIT_SHA256", "split_sha256"]
+__all__ = [
+    "DOWNSTREAM_TASKS",
+    "DownstreamTrack",
+    "REWRITES",
+    "SPLIT_FRACTIONS",
+    "SPLIT_SHA256",
+    "split_sha256",
+]
 
 #: Data set → (record field holding the label, task kind). MoleculeNet's recommended metric per kind:
 #: RMSE for regression, ROC-AUC for classification.
@@ -74,21 +86,24 @@ DOWNSTREAM_TASKS: dict[str, tuple[str, str]] = {
     "freesolv": ("value", "regression"),
     "solubility": ("log_solubility", "regression"),
 }
-#: Train / validation / test shares of the scaffold split; no validation split: the probe's regularisation
+#: Train / validation / test shares of the split; no validation split: the probe's regularisation
 #: is chosen by cross-validation within train, and a larger test set gives tighter intervals.
 SPLIT_FRACTIONS = (0.8, 0.0, 0.2)
 #: sha256 of each whole set's split (:func:`split_sha256`) under seed 0: the fixed splits of the board.
 SPLIT_SHA256: dict[str, str] = {
     "bbbp": "42b65c2895035b52fb7f0ae818d50f8433e3d9f44007d9912c05eaaad800968c",
     "bace": "be6e5171cb2c6230f083f7e7b81c9d0a82bce6a8008b85a39c2e2700cef0f87b",
-    "clintox": "f027ef1e31ef6a50747a33a0fb2d7973842f12579e1dd50fcfcfec0bd4ad63f9",
-    "esol": "b275015f0ab3b791f9614a2676e5aea125602aa243e12723ee57fb5becb190dc",
-    "lipophilicity": "fff450a27eb3e75bc12a8eb7aa2cd23f94baba1a73ec2148317fc8a19c078acf",
-    "freesolv": "b68472589c7ceeca68d17be47d0c18da334e6cd48e39195f064e076c05ac0a18",
-    "solubility": "bb1e0f50059a8992ceeaba06eb5d8e0681d2588119e38c51e25fe26be7e0aba8",
+    "clintox": "aaa86dfa8e75a9686b89aeab77727714269497a6417d37aee8ec9360e159709c",
+    "esol": "c78d3534a80ed2886ea4a88410147a28450c2f3d1d568049767af9a82b9051eb",
+    "lipophilicity": "ac32903a7de5f21404d24315f88a2b153a6db44a539b9713ec3259d1db6f1c2e",
+    "freesolv": "ae2a1a3badc2183717eab4abc972f1f904119aef7fbef36805db7304924ff898",
+    "solubility": "4fb5bddbbd649178866ce693937c8cf02d4e6310b83b122ca151e1a1ffe7cf8c",
 }
 ORIGINAL = "original"
 WORST = "worst"
+#: The augmentations applied to the test set: every T1 augmentation but ``canonical`` (the originals are
+#: canonical already, so that rewrite would change no string).
+REWRITES: tuple[str, ...] = tuple(n for n in AUGMENTATIONS.names() if n != "canonical")
 EMBEDDINGS = "embeddings.npy"
 STRINGS = "strings.csv.gz"
 PREDICTIONS = "downstream_predictions.csv.gz"
@@ -109,6 +124,9 @@ _NEW = (
                "interval of the degradation."),
     MetricSpec("relative_degradation", False, "relative degradation", "Degradation over the original "
                "score."),
+    MetricSpec("baseline_rmse", False, "RMSE of the training mean", "RMSE on the test molecules of "
+               "predicting the training molecules' mean label for every one: the score a model that reads "
+               "nothing gets."),
     MetricSpec("n_train", True, "n train", "Training molecules the probe was fitted on.", 0.0,
                integral=True),
     MetricSpec("n_test", True, "n test", "Test molecules scored (the same in every variant).", 0.0,
@@ -120,14 +138,8 @@ for _spec in _NEW:
     register_metric(_spec)
 
 
-@functools.lru_cache(maxsize=4)
-def _split(smiles: tuple[str, ...], seed: int) -> tuple[str, ...]:
-    # The host splits a set twice per run (the container's view, then scoring): RDKit's scaffolds once.
-    return tuple(scaffold_split(smiles, fractions=SPLIT_FRACTIONS, seed=seed))
-
-
 def split_sha256(ids: list[str], splits: list[str]) -> str:
-    r"""Hash of a split: sha256 over ``"<id>\t<split>\n"`` lines in data-set order.
+    r"""Hash of a split: sha256 over ``"<record id>\t<split>\n"`` lines in data-set (file) order.
 
     Examples
     --------
@@ -147,9 +159,9 @@ class DownstreamTrack(Track):
     """Frozen-embedding probes scored on the original test set and on five rewritten ones (AMORE §4)."""
 
     name = "downstream"
-    version = 1
+    version = 2
     capability = "embed"
-    main_metric = "degradation"
+    main_metric = "roc_auc"
     description = (
         "A linear probe fitted on the embeddings of the original training molecules, scored on the "
         "original test set and on test sets rewritten five ways (downstream robustness, AMORE)."
@@ -163,9 +175,9 @@ class DownstreamTrack(Track):
     dimensions = (
         Dimension(
             "variant",
-            "The test set scored: the original strings, one rewrite of every test molecule (the T1 "
-            "augmentations), or the worst rewrite.",
-            values=(ORIGINAL, "canonical", "explicit_h", "kekule", "ring_renumber", "random_order", WORST),
+            "The test set scored: the original strings (canonical SMILES), one rewrite of every test "
+            "molecule (the T1 augmentations), or the worst rewrite.",
+            values=(ORIGINAL, *REWRITES, WORST),
             labels=((ORIGINAL, "original"), (WORST, "worst rewrite")),
         ),
     )
@@ -176,8 +188,10 @@ class DownstreamTrack(Track):
                   label="RMSE on the original test set"),
         Criterion(metric="roc_auc", where=(("variant", ORIGINAL),), per=(),
                   label="ROC-AUC on the original test set"),
-        Criterion(metric="degradation", where=(("variant", WORST),), per=(),
-                  label="Worst-case degradation over the five rewrites"),
+        Criterion(metric="rmse", where=(("variant", WORST),), per=("variant",),
+                  label="RMSE on the worst rewrite of the test set"),
+        Criterion(metric="roc_auc", where=(("variant", WORST),), per=("variant",),
+                  label="ROC-AUC on the worst rewrite of the test set"),
     )  # fmt: skip
     tables = (
         TableSpec(
@@ -193,43 +207,69 @@ class DownstreamTrack(Track):
             name="split",
             file=SPLIT,
             columns=("id", "smiles", "split"),
-            description="The scaffold split: every molecule of the set with its split (train / test).",
+            description="The split (scaffold or random, per set): every molecule of the set with its "
+            "record id, the string the container saw and its split (train / test).",
             artifact=SPLIT,
         ),
     )
     artifacts = (EMBEDDINGS, STRINGS)
 
     @classmethod
-    def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
-    ) -> list[dict[str, str]] | None:
-        """Return ``id, split, smiles`` per record: the scaffold split, checked against its pinned hash.
+    def view_rows(cls, dataset: str, records: list[dict[str, str]], options: TrackOptions) -> list[ViewRow]:
+        """Return the view with its records (host side), built by :func:`.view.build_view`.
 
         Raises
         ------
         ValueError
             If the whole set's split under the default seed is not the pinned one (:data:`SPLIT_SHA256`):
-            RDKit's scaffolds changed, and results would no longer be comparable with the board's.
+            RDKit changed, and results would no longer be comparable with the board's.
         """
-        splits = _split(tuple(r["smiles"] for r in records), options.seed)
+        from evaluators.datasets import DATASETS
+
+        spec = DATASETS.get(dataset)
+        version = ",".join(f.sha256 or "" for f in spec.files) if spec is not None else ""
+        rows = build_view(dataset, version, records, fractions=SPLIT_FRACTIONS, seed=options.seed)
         pinned = SPLIT_SHA256.get(dataset)
         if pinned is not None and options.limit is None and options.seed == 0:
-            actual = split_sha256([r["id"] for r in records], splits)
+            split_of = {r.record["id"]: r.split for r in rows}
+            actual = split_sha256([r["id"] for r in records], [split_of[r["id"]] for r in records])
             if actual != pinned:
                 raise ValueError(
-                    f"data set {dataset!r}: the scaffold split hashes to {actual}, not the pinned {pinned}; "
-                    "RDKit's Bemis-Murcko scaffolds changed (new RDKit?) — pin the new split deliberately"
+                    f"data set {dataset!r}: the {SPLIT_METHODS.get(dataset, 'scaffold')} split hashes to "
+                    f"{actual}, not the pinned {pinned}; RDKit's canonical SMILES or scaffolds changed (new "
+                    "RDKit?) — pin the new split deliberately"
                 )
-        return [
-            {"id": r["id"], "split": s, "smiles": r["smiles"]} for r, s in zip(records, splits, strict=True)
-        ]
+        return rows
+
+    @classmethod
+    def container_view(
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+    ) -> list[dict[str, str]] | None:
+        """Return ``id, split, smiles`` per record: one notation, opaque ids, a seeded order, no shortcut.
+
+        Raises
+        ------
+        evaluators.datasets.leaks.ShortcutError
+            If the view's writing or bookkeeping predicts the label (a :class:`ValueError`).
+        ValueError
+            If the pinned split changed (:meth:`view_rows`).
+        """
+        from evaluators.datasets.leaks import check_no_shortcut
+
+        rows = cls.view_rows(dataset, records, options)
+        if dataset in DOWNSTREAM_TASKS:
+            field, kind = DOWNSTREAM_TASKS[dataset]
+            check_no_shortcut(dataset, leak_report(rows, field, kind))
+        return [r.shown() for r in rows]
 
     def definition(self) -> dict[str, Any]:  # noqa: D102
         from evaluators.tracks.downstream.probes import ALPHAS, CS, N_FOLDS
 
         return {
-            "augmentations": list(AUGMENTATIONS.names()),
-            "split": {"method": "bemis-murcko scaffold", "fractions": list(SPLIT_FRACTIONS)},
+            "augmentations": list(REWRITES),
+            "notation": "rdkit canonical smiles, no stereo",
+            "split": {"method": dict(SPLIT_METHODS), "fractions": list(SPLIT_FRACTIONS)},
+            "ids": "sha256(set, file hashes, row)[:16], seeded order",
             "probe": {"regression": "ridge", "classification": "logistic l2", "alphas": list(ALPHAS),
                       "Cs": list(CS), "standardised": True, "layer": "last",
                       "cv": {"regression": "leave-one-out", "classification": f"{N_FOLDS}-fold stratified"}},
@@ -258,7 +298,7 @@ class DownstreamTrack(Track):
         for m in molecules:
             strings.setdefault(m.smiles, len(strings))
             index.append((m.id, split_of[m.id], ORIGINAL, "original", m.smiles))
-        names = AUGMENTATIONS.names()
+        names = REWRITES
         counts: dict[str, dict[str, int]] = {}
         for number, name in enumerate(names):
             progress("augment", number, len(names))
@@ -312,16 +352,16 @@ class DownstreamTrack(Track):
             raise ValueError(f"track 'downstream' has no task for data set {result.dataset!r}")
         field, kind = DOWNSTREAM_TASKS[result.dataset]
         records = load_records(result.dataset, data_dir, limit=self.options.limit)
-        view = self.container_view(result.dataset, records, self.options)
+        view = self.view_rows(result.dataset, records, self.options)
         scored = score_probe(
-            records=records, view=view or [], label_field=field, kind=kind, out_dir=out_dir,
-            variants=(ORIGINAL, *AUGMENTATIONS.names()), seed=self.options.seed, n_boot=N_BOOT,
+            records=[r.record for r in view], view=[r.shown() for r in view], label_field=field, kind=kind,
+            out_dir=out_dir, variants=(ORIGINAL, *REWRITES), seed=self.options.seed, n_boot=N_BOOT,
         )  # fmt: skip
         write_table(out_dir / PREDICTIONS, self.tables[0].columns,
                     ((p["variant"], p["id"], p["status"], cell(p["string"]), repr(p["label"]),
                       repr(p["prediction"])) for p in scored.predictions))  # fmt: skip
         write_table(out_dir / SPLIT, self.tables[1].columns,
-                    ((r["id"], cell(r["smiles"]), r["split"]) for r in view or []))  # fmt: skip
+                    ((r.record["id"], cell(r.smiles), r.split) for r in view))  # fmt: skip
         kept = [r.to_json() for r in result.rows if r.metric in ("n_changed", "n_excluded")]
         rows = parse_rows(kept + scored.rows, dimensions=self.dimensions, metrics=self.metric_specs())
         return replace(
@@ -330,4 +370,3 @@ class DownstreamTrack(Track):
             details={**result.details, "kind": kind, "label": field, **scored.details},
             artifacts=(EMBEDDINGS, STRINGS, PREDICTIONS, SPLIT),
         )
-

@@ -118,9 +118,10 @@ def score_probe(
     Parameters
     ----------
     records : sequence of dict
-        The data set's records (with labels), as the host loads them.
+        The data set's records (with labels), aligned with ``view``: the predictions table names each
+        molecule by its record id (host side), the run's files by the view's opaque id.
     view : sequence of dict
-        The view the container got (``id, split, smiles``), aligned with ``records``.
+        The view the container got (``id, split, smiles``).
     label_field : str
         The record field holding the label.
     kind : str
@@ -142,7 +143,8 @@ def score_probe(
     ValueError
         For malformed run outputs (:func:`read_index`), or a split that cannot be scored (one class only).
     """
-    label_of = {r["id"]: float(r[label_field]) for r in records}
+    label_of = {v["id"]: float(r[label_field]) for v, r in zip(view, records, strict=True)}
+    record_of = {v["id"]: r["id"] for v, r in zip(view, records, strict=True)}
     usable = [
         v for v in view if v["split"] in ("train", "test") and canonical_smiles(v["smiles"]) is not None
     ]
@@ -189,12 +191,17 @@ def score_probe(
     rows = [{"variant": original, "metric": "n_train", "value": len(train)},
             {"variant": original, "metric": "n_test", "value": len(test)},
             *score_rows(original, original)]  # fmt: skip
+    if kind == "regression":
+        # The row a model must beat: every test molecule predicted as the training mean (a constant
+        # embedder's ridge probe gives exactly this).
+        baseline = score(kind, y_test, np.full(len(y_test), float(np.mean(y_train))))
+        rows.append({"variant": original, "metric": "baseline_rmse", "value": baseline})
     for v in variants[1:]:
         rows += score_rows(v, v) + drop_rows(v, v)
     rows += score_rows("worst", worst) + drop_rows("worst", worst)
     predictions = [
-        {"variant": v, "id": i, "status": index[(i, v)][1], "string": index[(i, v)][2],
-         "label": label_of[i], "prediction": round(float(p), 10)}
+        {"variant": v, "id": record_of[i], "status": index[(i, v)][1], "string": index[(i, v)][2],
+         "label": label_of[i], "prediction": float(p)}
         for v in variants for i, p in zip(test, preds[v], strict=True)
     ]  # fmt: skip
     details = {
