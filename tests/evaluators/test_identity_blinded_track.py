@@ -412,4 +412,38 @@ def test_the_headline_has_no_criterion_a_constant_or_abstainer_wins_by_construct
     ranked = {(c.metric, dict(c.where)["condition"], dict(c.where)["group"]) for c in TRACK.headline}
     assert not {m for m, _, _ in ranked} & {"group_gap", "toward_rate", "accuracy", "mae"}
     assert ("balanced_accuracy", "C2", "inconsistent") in ranked and ("mae_charged", "C3", "-") in ranked
-    assert TRACK.version == 2
+    assert TRACK.version == 3
+
+
+def test_a_cell_below_the_minimum_is_reported_not_ranked() -> None:
+    """Issue 29: a cell is ranked only with at least MIN_RANKED_PAIRS pairs in both groups (declared data)."""
+    import evaluators.tracks.identity_blinded as T
+
+    flat = {family: dict(c.flat) for family, c in zip(("C1", "C1n", "C2", "C2n", "C3", "C3n"), TRACK.headline,
+                                                     strict=True)}  # fmt: skip
+    assert T.MIN_RANKED_PAIRS == 20
+    for (task, rep), (n, yes) in T.PAIRS_PER_GROUP.items():
+        cell = f"edit-pairs/{task}/{rep}"
+        names = ((flat["C1"], cell), (flat["C2"], f"{cell}/C2/inconsistent"), (flat["C3"], f"{cell}/C3")) \
+            if yes is not None else ((flat["C1n"], f"{cell}/C1/inconsistent"),
+                                     (flat["C2n"], f"{cell}/C2/inconsistent"), (flat["C3n"], f"{cell}/C3"))
+        for family, name in names:
+            assert (name in family) == (0 < n < T.MIN_RANKED_PAIRS), name
+            if name in family:
+                assert f"{n} label-consistent and {n} label-inconsistent" in family[name]
+    assert "edit-pairs/hbd_gt_2/iupac" in flat["C1"] and "edit-pairs/logp_gt_3/iupac" not in flat["C1"]
+    assert "edit-pairs/bace/smiles" not in flat["C1"] and T.PAIRS_PER_GROUP[("bace", "smiles")][0] >= 20
+    assert "one class only" in flat["C1"]["edit-pairs/tpsa_gt_75/iupac"]
+
+
+def test_bace_is_a_binary_task_asked_in_smiles_only() -> None:
+    import evaluators.tracks.identity_blinded as T
+
+    wording = next(w for w in T.WORDINGS if w.task == "bace")
+    assert wording.kind == "label" and set(wording.statement) == {"yes", "no"}
+    assert "bace" in TRACK.dimensions[0].values
+    record = {"task": "bace", "id": "bace:0", "source_smiles": "CCO", "target_smiles": "CCN",
+              "source_iupac": "", "target_iupac": "", "edit": "x", "source_label": "1",
+              "false_source_label": "0"}  # fmt: skip
+    assert T.representations(record) == ("smiles",)
+    assert "BACE-1" in T.prompt("C2", "smiles", record, wording.question, wording.instruction)

@@ -28,9 +28,15 @@ explorer).
 
 Numeric answers outside the quantity's plausible range (:mod:`evaluators.answers.ranges`) are invalid.
 
-Headline (version 2, issue 28), per task and representation; each criterion is an item mean (or a mean of
-per-class means), so the rank bootstrap can resample pairs, and none can be won by an answerer that does
-not read the molecule (``tests/validity``):
+Tasks (``blinded_prompts.json``): FreeSolv hydration free energy and aqueous log solubility (numeric), four
+RDKit-computed binary properties (logP > 3, TPSA > 75, rule of five, > 2 H-bond donors) and, from the
+paper's six tasks, BACE-1 inhibition (MoleculeNet BACE, measured labels; SMILES only, BACE has no names).
+
+Headline (version 3: issue 28's criteria, issue 29's BACE task and balanced IUPAC subsets), per task and
+representation; each criterion is an item mean (or a mean of per-class means), so the rank bootstrap can
+resample pairs, and none can be won by an answerer that does not read the molecule (``tests/validity``).
+A cell is ranked only when both of its groups hold at least :data:`MIN_RANKED_PAIRS` pairs
+(:data:`PAIRS_PER_GROUP`); smaller cells are reported, not ranked (``Criterion.flat``):
 
 ==========================  ================================  ==========================================
 criterion                   binary tasks (↑)                  numeric tasks (↓)
@@ -97,18 +103,47 @@ MAX_NEW_TOKENS = {"smiles": 128, "label": 8, "number": 16}
 SHOWN_CHARS = 120
 #: Bootstrap replicates of each collapse-ratio interval.
 N_BOOT = 10000
-#: Binary IUPAC cells of edit-pairs whose target labels are all of one class (measured on the data set):
-#: balanced accuracy is then plain accuracy, and the constant answer of that class scores 1, the best.
-_ONE_CLASS = {
-    "hbd_gt_2": "all 10 IUPAC-named pairs (9 consistent, 1 inconsistent) have target label no",
-    "lipinski": "all 4 IUPAC-named pairs (all label-consistent) have target label yes",
-    "tpsa_gt_75": "all 18 IUPAC-named pairs (all label-consistent) have target label no",
-}
-_WHY = "; a constant answer of that class scores the maximum 1 (balanced accuracy over one class)"
+#: Pairs per group a cell (task × representation) needs in *both* groups, label-consistent and
+#: label-inconsistent, to be ranked. Below it a headline criterion rests on a handful of items (a C2 balanced
+#: accuracy on 2 × 5 pairs moves by 0.1 per answer) and, in the smallest cells, on one class only, where a
+#: constant scores 1. Such cells are still scored and shown; they are declared flat (``Criterion.flat``).
+MIN_RANKED_PAIRS = 20
+#: Pairs per group of each cell of edit-pairs (``sampled`` / ``sampled_named`` of its build_report.json;
+#: the two groups are equal and have the same classes by construction, :func:`.pairs.named_first`), and for
+#: binary tasks how many of them have target label yes. Measured on the pinned build; the data test checks
+#: them (tests/execution/test_edit_pairs_data.py). BACE has no IUPAC names: SMILES only.
+PAIRS_PER_GROUP: dict[tuple[str, str], tuple[int, int | None]] = {
+    ("hydration_free_energy", "smiles"): (100, None), ("hydration_free_energy", "iupac"): (100, None),
+    ("log_solubility", "smiles"): (100, None), ("log_solubility", "iupac"): (59, None),
+    ("logp_gt_3", "smiles"): (100, 38), ("logp_gt_3", "iupac"): (44, 10),
+    ("tpsa_gt_75", "smiles"): (76, 33), ("tpsa_gt_75", "iupac"): (2, 0),
+    ("lipinski", "smiles"): (12, 6), ("lipinski", "iupac"): (0, 0),
+    ("hbd_gt_2", "smiles"): (57, 24), ("hbd_gt_2", "iupac"): (1, 0),
+    ("bace", "smiles"): (100, 50),
+}  # fmt: skip
+
+
+def _small(kind: str) -> dict[str, str]:
+    """``edit-pairs/<task>/<rep>`` → why it is not ranked: the cells of one answer kind below the minimum."""
+    binary = kind == "label"
+    out = {}
+    for (task, rep), (n, yes) in PAIRS_PER_GROUP.items():
+        if n >= MIN_RANKED_PAIRS or n == 0 or (yes is not None) != binary:
+            continue  # n == 0: nothing asked, no criterion
+        classes = f" ({yes} with target label yes, {n - yes} no)" if binary else ""
+        out[f"edit-pairs/{task}/{rep}"] = (
+            f"{n} label-consistent and {n} label-inconsistent pairs{classes}, fewer than "
+            f"{MIN_RANKED_PAIRS} per group" + ("; one class only: a constant of that class scores 1"
+                                               if binary and yes in (0, n) else ""))  # fmt: skip
+    return out
+
+
 #: Declared flat criteria per headline family (``Criterion.flat``): reported, not ranked.
-FLAT_C1 = tuple((f"edit-pairs/{t}/iupac", why + _WHY) for t, why in _ONE_CLASS.items())
-FLAT_C2 = (("edit-pairs/hbd_gt_2/iupac/C2/inconsistent", _ONE_CLASS["hbd_gt_2"] + _WHY),)
-FLAT_C3 = tuple((f"edit-pairs/{t}/iupac/C3", why + _WHY) for t, why in _ONE_CLASS.items())
+FLAT_C1 = tuple(_small("label").items())
+FLAT_C2 = tuple((f"{cell}/C2/inconsistent", why) for cell, why in _small("label").items())
+FLAT_C3 = tuple((f"{cell}/C3", why) for cell, why in _small("label").items())
+FLAT_NUMERIC = {c: tuple((f"{cell}/{c}", why) for cell, why in _small("number").items())
+                for c in ("C1/inconsistent", "C2/inconsistent", "C3")}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,13 +187,13 @@ def load_wordings(
         When a task is unknown to :mod:`evaluators.tracks.identity_blinded.pairs`, repeats, has another answer
         kind than its labels, or lacks a field.
     """
-    from evaluators.datasets.edit_pairs import BINARY_LABELS, NUMERIC_THRESHOLDS
+    from evaluators.datasets.edit_pairs import BINARY_TASKS, NUMERIC_THRESHOLDS
 
     doc = json.loads(Path(path).read_text(encoding="utf-8"))
     tasks = []
     for entry in doc["tasks"]:
         name = entry.get("task")
-        kind = "label" if name in BINARY_LABELS else "number" if name in NUMERIC_THRESHOLDS else None
+        kind = "label" if name in BINARY_TASKS else "number" if name in NUMERIC_THRESHOLDS else None
         if kind is None or entry.get("answer") != kind:
             raise ValueError(f"{path}: task {name!r} is unknown or its answer is not {kind!r}")
         statement = entry["statement"]
@@ -219,7 +254,7 @@ class IdentityBlindedTrack(AskingTrack):
     """Does a model predict the edited molecule's property, or copy the source's? (SPEC §4 T5)."""
 
     name = TRACK
-    version = 2
+    version = 3
     main_metric = "balanced_accuracy"
     description = (
         "Generative models predict a property of a target molecule given as a source molecule plus an "
@@ -250,20 +285,21 @@ class IdentityBlindedTrack(AskingTrack):
         Criterion("mae_charged", (("condition", "C1"), ("group", "inconsistent")),
                   ("task", "representation", "condition", "group"),
                   "C1 (source + edit) MAE of the edited molecule's value, invalid charged, "
-                  "label-inconsistent pairs (↓)"),
+                  "label-inconsistent pairs (↓)", flat=FLAT_NUMERIC["C1/inconsistent"]),
         Criterion("balanced_accuracy", (("condition", "C2"), ("group", "inconsistent")),
                   ("task", "representation", "condition", "group"),
                   "C2 (+ true source label) balanced accuracy on label-inconsistent pairs (↑)",
                   flat=FLAT_C2),
         Criterion("mae_charged", (("condition", "C2"), ("group", "inconsistent")),
                   ("task", "representation", "condition", "group"),
-                  "C2 (+ true source label) MAE, invalid charged, on label-inconsistent pairs (↓)"),
+                  "C2 (+ true source label) MAE, invalid charged, on label-inconsistent pairs (↓)",
+                  flat=FLAT_NUMERIC["C2/inconsistent"]),
         Criterion("balanced_accuracy", (("condition", "C3"), ("group", "-")),
                   ("task", "representation", "condition"),
                   "C3 (+ false source label) balanced accuracy, all pairs (↑)", flat=FLAT_C3),
         Criterion("mae_charged", (("condition", "C3"), ("group", "-")),
                   ("task", "representation", "condition"),
-                  "C3 (+ false source label) MAE, invalid charged, all pairs (↓)"),
+                  "C3 (+ false source label) MAE, invalid charged, all pairs (↓)", flat=FLAT_NUMERIC["C3"]),
     )  # fmt: skip
     tables = (
         TableSpec(

@@ -26,11 +26,13 @@ Pipeline (pure functions; RDKit):
 4. :func:`balanced_groups` — equal, seeded consistent and inconsistent groups with at most one pair per
    target molecule, no molecule both a source and a target, and the same composition over target strata
    (class; quartile of a numeric label) in both groups, so a constant predictor scores the same in both
-   (its collapse ratio is 1).
+   (its collapse ratio is 1). :func:`named_first` applies it twice, so that a subset (the pairs asked as
+   IUPAC names) is balanced on its own as well as the whole.
 
 Real data (the ``edit-pairs`` set, ``leaderboard/data/edit_pairs.py``): FreeSolv 4128 verified pairs
 (41 % consistent at 1 kcal/mol), solubility 5956 (29 % at 0.5 log units), the binary pool (FreeSolv,
-solubility, ChEMBL drugs and samples; salts stripped) 9811 (logP > 3: 11 % inconsistent; TPSA > 75: 2.3 %).
+solubility, ChEMBL drugs and samples; salts stripped) 9811 (logP > 3: 11 % inconsistent; TPSA > 75: 2.3 %),
+MoleculeNet BACE 11 797 (measured labels; 2 647 label-inconsistent).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ __all__ = [
     "find_pairs",
     "is_consistent",
     "label_pairs",
+    "named_first",
     "prepare_molecules",
     "target_stratum",
 ]
@@ -331,6 +334,7 @@ def balanced_groups(
     seed: int = 0,
     disjoint_roles: bool = True,
     stratum: Callable[[LabelledPair], Hashable] | None = None,
+    taken: Sequence[LabelledPair] = (),
 ) -> list[LabelledPair]:
     """Sample equal-sized label-consistent and label-inconsistent groups of one task (seeded).
 
@@ -345,6 +349,9 @@ def balanced_groups(
     stratum (the target's class for binary labels; pass :func:`target_stratum` with bin edges for numeric
     ones) a constant predictor scores the same in both groups, so a collapse ratio above 1 cannot come from
     a class (or label-range) imbalance between the groups.
+
+    ``taken``: pairs sampled before (not returned again) whose targets and sources count as already used,
+    so that a second sample drawn after a first (:func:`named_first`) obeys the same rules across both.
 
     Returns
     -------
@@ -361,8 +368,8 @@ def balanced_groups(
     levels = sorted({level for _, level in cells}, key=repr)
     open_levels = [lv for lv in levels if cells.get((True, lv)) and cells.get((False, lv))]
     positions: Counter[tuple[bool, Hashable]] = Counter()
-    targets: set[str] = set()
-    sources: set[str] = set()
+    targets: set[str] = {p.pair.target_id for p in taken}
+    sources: set[str] = {p.pair.source_id for p in taken}
     chosen: dict[bool, list[LabelledPair]] = {True: [], False: []}
 
     def take(cell_key: tuple[bool, Hashable], extra: EditPair | None) -> LabelledPair | None:
@@ -392,3 +399,35 @@ def balanced_groups(
                 targets.add(item.pair.target_id)
                 sources.add(item.pair.source_id)
     return chosen[True] + chosen[False]
+
+
+def named_first(
+    pairs: Sequence[LabelledPair],
+    named: Callable[[LabelledPair], bool],
+    *,
+    cap: int = 100,
+    seed: int = 0,
+    stratum: Callable[[LabelledPair], Hashable] | None = None,
+) -> tuple[list[LabelledPair], int]:
+    """Sample balanced groups whose subset of ``named`` pairs is balanced on its own too.
+
+    The IUPAC prompts are asked only for pairs with names of both molecules: sampled among all pairs, that
+    subset was whatever share of each group happened to be named (edit-pairs v1: logP > 3 had 16
+    consistent against 21 inconsistent named pairs, TPSA > 75 no inconsistent one). So the named pairs are
+    sampled first, by :func:`balanced_groups` among themselves (``cap`` per group), and the remaining places
+    are filled from the other pairs by a second :func:`balanced_groups` that respects the first's targets
+    and sources (``taken``). Each part has equal groups with the same composition over strata, hence so
+    does their union.
+
+    Returns
+    -------
+    list of LabelledPair, int
+        The consistent group, then the inconsistent group, each with its named pairs first; and the number
+        of named pairs per group.
+    """
+    first = balanced_groups([p for p in pairs if named(p)], cap=cap, seed=seed, stratum=stratum)
+    n_named = len(first) // 2
+    rest = balanced_groups([p for p in pairs if not named(p)], cap=cap - n_named, seed=seed,
+                           stratum=stratum, taken=first) if cap > n_named else []  # fmt: skip
+    n_rest = len(rest) // 2
+    return first[:n_named] + rest[:n_rest] + first[n_named:] + rest[n_rest:], n_named

@@ -25,6 +25,8 @@ from evaluators.datasets.edit_pairs import NUMERIC_THRESHOLDS
 from evaluators.tracks.identity_blinded import (
     CONDITIONS,
     LAYOUT,
+    MIN_RANKED_PAIRS,
+    PAIRS_PER_GROUP,
     RECONSTRUCTION,
     TRACK,
     WORDINGS,
@@ -273,6 +275,14 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     return pd.concat(frames, ignore_index=True)
 
 
+def _cell_count(task: str, representation: str) -> str:
+    """``n`` pairs per group (``n (k yes)`` for binary tasks), ``—`` when not asked; † when not ranked."""
+    n, yes = PAIRS_PER_GROUP.get((task, representation), (0, None))
+    if not n:
+        return "—"
+    return f"{n}" + (f" ({yes} yes)" if yes is not None else "") + (" †" if n < MIN_RANKED_PAIRS else "")
+
+
 def methodology() -> list[str]:
     """T5's design, metrics, criteria with their directions, and every wording."""
     out = [
@@ -280,8 +290,20 @@ def methodology() -> list[str]:
         "sees only as a *source* molecule plus a structural edit in words (single-cut matched molecular "
         "pairs, each description verified by RDKit to have exactly one outcome). Pairs are sampled per task "
         "in equal label-consistent (source and target share the label; numbers: |Δ| within the task's "
-        "threshold) and label-inconsistent groups. A model that reasons about the edited structure scores "
-        "alike on both groups; one that leans on the source's identity does better on the consistent group.",
+        "threshold) and label-inconsistent groups with the same target classes (numbers: quartiles) in "
+        "both; the pairs asked as IUPAC names are sampled first as balanced groups of their own, so the "
+        "IUPAC subset is balanced too. A model that reasons about the edited structure scores alike on "
+        "both groups; one that leans on the source's identity does better on the consistent group.",
+        "",
+        "Tasks: FreeSolv hydration free energy and aqueous log solubility (numeric, measured), four binary "
+        "properties RDKit computes exactly (logP > 3, TPSA > 75, rule of five, > 2 H-bond donors), and "
+        "BACE-1 inhibition (MoleculeNet BACE, measured `Class`; the first of the paper's six tasks here: "
+        "pairs are searched among BACE's own molecules, so both labels of a pair are measured ones; BACE "
+        "has no IUPAC names, so it is asked in SMILES only). Pairs per group (label-consistent = "
+        "label-inconsistent; binary: of which target label yes):",
+        "",
+        table(["Task", "SMILES", "IUPAC"],
+              [[esc(w.label), *(_cell_count(w.task, rep) for rep in ("smiles", "iupac"))] for w in WORDINGS]),
         "",
         table(["Condition", "The prompt shows"], [
             ["C0", "the target molecule"], ["C1", "the source molecule and the edit"],
@@ -342,10 +364,10 @@ def methodology() -> list[str]:
         "log units against 2.06 and 0.93). The paper's numbers — plain accuracy, valid-only MAE, the "
         "collapse ratio with its interval and tests, the group gap and the toward/away rates — are shown "
         "in the tables but not ranked: a constant or an always-invalid answerer has group gap 0 and toward "
-        "rate 0, the best possible values. Not ranked as flat (the binary IUPAC cells whose target labels "
-        "are all of one class, where a constant scores 1): "
+        "rate 0, the best possible values. A cell (task × representation) is ranked only when both of its "
+        f"groups hold at least {MIN_RANKED_PAIRS} pairs; smaller cells are shown but not ranked (flat): "
         + "; ".join(f"{code(name)} ({esc(why)})" for crit in track(TRACK).headline for name, why in crit.flat)
-        + ".",
+        + f". († in the table above: fewer than {MIN_RANKED_PAIRS} pairs per group, not ranked.)",
         "",
         "Prompt lines: " + " / ".join(code(v) for v in LAYOUT.values()) + "; reconstruction: "
         + code(RECONSTRUCTION["question"]) + " " + code(RECONSTRUCTION["instruction"]),
