@@ -104,10 +104,13 @@ def run_job(
         # A label-free view: the set's files are not here, so the host's data hash stands in for them and
         # the view itself must be byte-identical to what the host wrote.
         try:
-            view = read_view(data_dir, job.dataset, job.data_view.sha256)
+            view = read_view(data_dir, job.dataset, job.data_view.sha256, track_cls.view_columns)
         except (ViewError, UnicodeDecodeError, csv.Error) as exc:
             raise JobError(str(exc)) from None
         data_hash = job.data_view.data_hash
+    elif track_cls.withholds_labels:
+        # Never fall back to the set's files: for such a track they hold the answers.
+        raise JobError(f"track {job.track!r} runs on the host's data view only, and the job names none")
     else:
         view = None
         data_hash = dataset_hash(job.dataset, data_dir)
@@ -124,7 +127,10 @@ def run_job(
         dataset = view_dataset(view)  # the host applied the limit when it wrote the view
     else:
         dataset = load_dataset(job.dataset, data_dir, limit=job.options.limit)
-    log(f"loaded {job.dataset}: {len(dataset.molecules)} molecules, {len(dataset.skipped)} skipped")
+    if view is not None and not dataset.molecules and not dataset.skipped:  # a view of requests only
+        log(f"loaded the view of {job.dataset}: {len(view)} rows")
+    else:
+        log(f"loaded {job.dataset}: {len(dataset.molecules)} molecules, {len(dataset.skipped)} skipped")
     progress("load", 1, 2)
     t0 = time.perf_counter()
     adapter = adapter or load_adapter(job.model)

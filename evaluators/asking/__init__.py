@@ -3,32 +3,47 @@
 The questions T3 and T4 both ask (translation, formula, Lipinski, hydration free energy, reaction product)
 and their ground truths are :mod:`evaluators.asking.tasks`.
 
-Both generative tracks split their work across the sandbox the same way:
+The generative tracks (T3, T4, T5) split their work across the sandbox the same way, so that no answer
+enters the box:
 
-- inside the container, :func:`ask` sends every :class:`Question`'s request to the adapter in chunks and
-  writes one JSON line per request to ``completions.jsonl`` (id, completion, finish reason, token
-  counts); identical requests are generated once and their answer written under every id that asked;
-- on the host, :func:`read_completions` reads those lines back as untrusted data (a line cut at 64 KiB,
-  a completion at :data:`MAX_COMPLETION_CHARS`, first line per id wins), :func:`normalise_answers` turns
-  each completion into a normalised answer (:mod:`evaluators.answers`: RDKit, OPSIN in one batch per
-  kind), and :func:`write_table` writes the per-item table the site shows.
+- on the host, :meth:`AskingTrack.container_view` turns the data set's records into the requests only: one
+  row per question (:data:`REQUEST_COLUMNS`: an opaque id, the prompt and its decoding parameters), in a
+  seeded shuffled order; the host writes them as ``/data/<set>/view.csv``
+  (:mod:`evaluators.datasets.views`) instead of mounting the set's files, whose other notations, formulas,
+  values and labels are the answers. An id is a salted hash of the question's own key
+  (:func:`opaque_id`): it names no record, task or representation, so nothing but the chemistry in the
+  prompts links two questions about the same molecule;
+- inside the container, :meth:`AskingTrack.run` reads those rows back (:func:`view_requests`) and
+  :func:`ask` sends exactly those requests to the adapter in chunks, writing one JSON line per request to
+  ``completions.jsonl`` (id, completion, finish reason, token counts); identical requests (two questions
+  whose prompts happen to be the same) are generated once and their answer written under every id that
+  asked;
+- on the host, :meth:`AskingTrack.questions` rebuilds the questions from the records (the same opaque ids,
+  each with its readable :attr:`Question.key`), :func:`read_completions` reads those lines back as
+  untrusted data (a line cut at 64 KiB, a completion at :data:`MAX_COMPLETION_CHARS`, first line per id
+  wins), :func:`normalise_answers` turns each completion into a normalised answer
+  (:mod:`evaluators.answers`: RDKit, OPSIN in one batch per kind), and :func:`write_table` writes the
+  per-item table the site shows (task, representation and record id: the host knows them).
 """
 
 from __future__ import annotations
 
 import csv
 import gzip
+import hashlib
 import io
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter, as_completions
 from evaluators.datasets import LoadedDataset
+from evaluators.schema import TrackOptions
 from evaluators.tracks import Progress, Track, no_progress
 
 __all__ = [
@@ -36,13 +51,18 @@ __all__ = [
     "CHUNK",
     "COMPLETIONS",
     "MAX_COMPLETION_CHARS",
+    "REQUEST_COLUMNS",
     "SHOWN_CHARS",
     "Question",
     "ask",
     "cell",
+    "host_counts",
     "normalise_answers",
+    "opaque_id",
     "read_completions",
     "refused_counts",
+    "request_rows",
+    "view_requests",
     "write_table",
 ]
 
@@ -53,6 +73,11 @@ CHUNK = 256
 MAX_COMPLETION_CHARS = 4000
 #: Characters of a completion and of an input shown in a per-item table.
 SHOWN_CHARS = 300
+#: Columns of a generative track's container view: a :class:`GenerationRequest`, field for field (``stop``
+#: as a JSON list), and nothing else.
+REQUEST_COLUMNS = ("id", "prompt", "max_new_tokens", "temperature", "seed", "stop")
+#: Hex digits of an opaque question id (80 bits: no two of a run's questions share one, checked).
+_ID_HEX = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +87,8 @@ class Question:
     Attributes
     ----------
     request : GenerationRequest
-        What the adapter is asked (its ``id`` names the question in ``completions.jsonl``).
+        What the adapter is asked; its ``id`` is opaque (:func:`opaque_id`) and names the question in the
+        container's view and in ``completions.jsonl``.
     task : Any
         The track's task object (T3: :class:`~evaluators.asking.tasks.Task`).
     representation : str
@@ -75,6 +101,9 @@ class Question:
         The answer kind the completion is normalised as (:data:`evaluators.answers.ANSWER_KINDS`).
     template : str
         The instruction template's id (``-`` for a track with one wording per task).
+    key : str
+        The question's readable key on the host (``task|representation|record id`` and the like): what the
+        opaque id hashes; never shown to the container.
     """
 
     request: GenerationRequest
@@ -84,20 +113,74 @@ class Question:
     shown: str
     kind: str
     template: str = "-"
+    key: str = ""
 
 
 class AskingTrack(Track):
-    """A generative track whose container half only asks: :meth:`run` is :func:`ask` over :meth:`questions`.
+    """A generative track whose container half only asks: :meth:`run` is :func:`ask` over the view's requests.
 
-    Subclasses implement :meth:`questions` (the same call on the host, in :meth:`Track.score`, rebuilds
-    the questions to score) and :meth:`Track.score`.
+    Subclasses implement :meth:`keyed_questions` (each question's request id its readable key) and
+    :meth:`Track.score`, which rebuilds the questions with :meth:`questions` (opaque ids, as the container
+    saw them) and scores them against truths computed on the host.
     """
 
     capability = "generate"
+    #: The container never sees the data set's files, only the requests (module docstring).
+    withholds_labels: ClassVar[bool] = True
+    view_columns: ClassVar[tuple[str, ...]] = REQUEST_COLUMNS
+
+    def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every question of a run on ``records``, in a fixed order; each request's id its readable key."""
+        raise NotImplementedError
 
     def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
-        """Every request of a run on ``records``, in a fixed order."""
-        raise NotImplementedError
+        """Every question of a run on ``records``, in a fixed order, with opaque request ids.
+
+        The readable key moves to :attr:`Question.key`; the id is :func:`opaque_id` of it, salted with the
+        track, its version, the seed, the limit and the records themselves (:meth:`id_salt`).
+
+        Raises
+        ------
+        ValueError
+            If two questions share a key, or (never seen: 80 bits) two keys hash alike.
+        """
+        keyed = self.keyed_questions(records)
+        salt = self.id_salt(records)
+        out = [replace(q, key=q.request.id, request=replace(q.request, id=opaque_id(salt, q.request.id)))
+               for q in keyed]  # fmt: skip
+        if len({q.key for q in out}) != len(out) or len({q.request.id for q in out}) != len(out):
+            raise ValueError(f"track {self.name!r}: question keys or their opaque ids repeat")
+        return out
+
+    def id_salt(self, records: Sequence[dict[str, str]]) -> str:
+        """Return the salt of this run's opaque ids: a hash of the track, its version, options and records.
+
+        Another data version, seed or track version gives other ids, so ids of two runs cannot be matched.
+        """
+        payload = {"track": self.name, "version": self.version, "seed": self.options.seed,
+                   "limit": self.options.limit, "records": list(records)}  # fmt: skip
+        blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+    @classmethod
+    def container_view(
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+    ) -> list[dict[str, str]] | None:
+        """Return the requests of a run on ``records`` (:func:`request_rows`): all the container sees."""
+        del dataset
+        return request_rows(cls(options).questions(records))
+
+    def container_dataset(self, records: Sequence[dict[str, str]]) -> LoadedDataset:
+        """Return what :meth:`run` gets inside the container for ``records``: the view, read back.
+
+        The rows go through the view file's bytes (:func:`evaluators.datasets.views.view_bytes`) and back,
+        as the host writes them and the container reads them; for tests and tools that run a track in
+        process.
+        """
+        from evaluators.datasets.views import view_bytes, view_dataset
+
+        blob = view_bytes(request_rows(self.questions(records)), self.view_columns)
+        return view_dataset(list(csv.DictReader(io.StringIO(blob.decode("utf-8")))))
 
     def run(  # noqa: D102
         self,
@@ -110,18 +193,75 @@ class AskingTrack(Track):
     ) -> dict[str, Any]:
         if not isinstance(adapter, GenerativeAdapter):
             raise TypeError(f"track {self.name!r} needs an adapter with the 'generate' capability")
-        questions = self.questions(list(dataset.records))
-        if not questions:
+        requests = view_requests(dataset.records)
+        if not requests:
             raise ValueError(f"this data set has no records with the fields any {self.name} task needs")
-        n_items = len({q.item for q in questions})
-        log(f"{self.name}: {len(questions)} questions on {n_items} items")
-        asked = ask(adapter, questions, out_dir / COMPLETIONS, log=log, progress=progress)
+        log(f"{self.name}: {len(requests)} questions")
+        asked = ask(adapter, requests, out_dir / COMPLETIONS, log=log, progress=progress)
         return {
             "rows": [],
-            "counts": {"n_items": n_items, **asked["counts"]},
+            "counts": asked["counts"],
             "artifacts": [COMPLETIONS],
             "timing": asked["timing"],
         }
+
+
+def opaque_id(salt: str, key: str) -> str:
+    """Return the opaque id of the question ``key`` in the run ``salt``: 20 hex digits of a sha256.
+
+    Examples
+    --------
+    >>> opaque_id("salt", "formula|smiles|1")
+    '3f563c098194f8a1206e'
+    """
+    return hashlib.sha256(f"{salt}|{key}".encode()).hexdigest()[:_ID_HEX]
+
+
+def request_rows(questions: Sequence[Question]) -> list[dict[str, str]]:
+    """Return the container's view of ``questions``: their requests only (:data:`REQUEST_COLUMNS`).
+
+    Rows are sorted by opaque id, a shuffle seeded by the run's salt: neighbours in the file are not
+    questions about the same record, task or representation.
+    """
+    rows = [
+        {
+            "id": q.request.id,
+            "prompt": q.request.prompt,
+            "max_new_tokens": str(int(q.request.max_new_tokens)),
+            "temperature": repr(float(q.request.temperature)),
+            "seed": str(int(q.request.seed)),
+            "stop": json.dumps(list(q.request.stop), ensure_ascii=False),
+        }
+        for q in questions
+    ]
+    return sorted(rows, key=lambda row: row["id"])
+
+
+def view_requests(rows: Sequence[dict[str, str]]) -> list[GenerationRequest]:
+    """Read the requests back from the view's rows (inside the container).
+
+    Raises
+    ------
+    ValueError
+        If a row lacks a column, has a malformed number or ``stop`` list, or an id repeats.
+    """
+    out = []
+    for number, row in enumerate(rows, start=1):
+        try:
+            stop = json.loads(row["stop"])
+            temperature = float(row["temperature"])
+            if not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
+                raise ValueError("stop is not a JSON list of strings")
+            if not math.isfinite(temperature):
+                raise ValueError("temperature is not finite")
+            out.append(GenerationRequest(id=row["id"], prompt=row["prompt"],
+                                         max_new_tokens=int(row["max_new_tokens"]), temperature=temperature,
+                                         seed=int(row["seed"]), stop=tuple(stop)))  # fmt: skip
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"request view row {number}: {exc}") from None
+    if len({r.id for r in out}) != len(out):
+        raise ValueError("request view: ids repeat")
+    return out
 
 
 def _key(request: GenerationRequest) -> tuple:
@@ -131,17 +271,18 @@ def _key(request: GenerationRequest) -> tuple:
 
 def ask(
     adapter: GenerativeAdapter,
-    questions: Sequence[Question],
+    questions: Sequence[Question | GenerationRequest],
     out_path: Path,
     *,
     log: Callable[[str], None],
     progress: Progress = no_progress,
     name: str = "questions",
 ) -> dict[str, Any]:
-    """Generate an answer to every question and write them to ``out_path`` as JSON lines.
+    """Generate an answer to every request (a question's, or a bare one) and write them to ``out_path``.
 
-    Questions whose requests are identical (prompt, budget, temperature, seed, stop) are generated once:
-    with greedy decoding their answers are the same, and a model is never charged twice for one prompt.
+    One JSON line per request. Requests that are identical (prompt, budget, temperature, seed, stop) are
+    generated once: with greedy decoding their answers are the same, and a model is never charged twice for
+    one prompt.
 
     Returns
     -------
@@ -152,9 +293,9 @@ def ask(
     started = time.perf_counter()
     first: dict[tuple, GenerationRequest] = {}
     askers: dict[str, list[str]] = {}
-    for q in questions:
-        lead = first.setdefault(_key(q.request), q.request)
-        askers.setdefault(lead.id, []).append(q.request.id)
+    for request in (q.request if isinstance(q, Question) else q for q in questions):
+        lead = first.setdefault(_key(request), request)
+        askers.setdefault(lead.id, []).append(request.id)
     distinct = list(first.values())
     finish: dict[str, int] = {}
     tokens = [0, 0]
@@ -271,6 +412,23 @@ def normalise_answers(
         out.update(dict(zip(present, values, strict=True)))
         out.update({i: None for i in ids if i not in texts})
     return out
+
+
+def host_counts(
+    counts: dict[str, Any],
+    questions: Sequence[Question],
+    texts: dict[str, str],
+    malformed: int,
+    refused: dict[str, str],
+) -> dict[str, Any]:
+    """Return a scored result's counts: the container's (requests, tokens) and what the host knows.
+
+    The host adds the items asked about (the container's view names none), the malformed lines, the
+    questions without a completion and the refused answers (:func:`refused_counts`).
+    """
+    return {**counts, "n_items": len({q.item for q in questions}), "n_malformed_lines": malformed,
+            "n_missing_completions": sum(q.request.id not in texts for q in questions),
+            **refused_counts(refused)}  # fmt: skip
 
 
 def refused_counts(refused: dict[str, str]) -> dict[str, Any]:

@@ -1,12 +1,13 @@
 r"""Label-free views of a data set: what a container sees when the labels must stay on the host.
 
 The downstream track (T2) fits probes on the host with the data set's labels; the model only has to embed
-strings. The host therefore writes a *view* — the rows a track's
-:meth:`~evaluators.tracks.Track.container_view`
-returns, here ``id, split, smiles`` — to ``<job data>/<set>/view.csv`` and mounts that folder at
-``/data`` instead of the data set's files, and ``job.json`` carries the view's sha256
-(:class:`evaluators.schema.DataView`). Inside the container :func:`read_view` refuses a view whose bytes do
-not hash to it, and :func:`view_dataset` turns it into the :class:`LoadedDataset` a track runs on.
+strings. The generative tracks (T3, T4, T5) score on the host too; the model only has to answer prompts.
+The host therefore writes a *view* — the rows a track's :meth:`~evaluators.tracks.Track.container_view`
+returns: ``id, split, smiles`` for T2, the requests only (opaque id, prompt, decoding parameters:
+:data:`evaluators.asking.REQUEST_COLUMNS`) for the generative tracks — to ``<job data>/<set>/view.csv``
+and mounts that folder at ``/data`` instead of the data set's files, and ``job.json`` carries the view's
+sha256 (:class:`evaluators.schema.DataView`). Inside the container :func:`read_view` refuses a view whose
+bytes do not hash to it, and :func:`view_dataset` turns it into the :class:`LoadedDataset` a track runs on.
 
 The file format is fixed (UTF-8 CSV, ``\n`` line ends, header = the columns in the order given), so the
 same rows always give the same bytes and the same hash.
@@ -63,13 +64,17 @@ def write_view(rows: Sequence[dict[str, str]], columns: Sequence[str], folder: P
     return hashlib.sha256(blob).hexdigest()
 
 
-def read_view(data_dir: Path, dataset: str, sha256: str) -> list[dict[str, str]]:
+def read_view(
+    data_dir: Path, dataset: str, sha256: str, columns: Sequence[str] = ("id", "smiles")
+) -> list[dict[str, str]]:
     """Read ``data_dir/<dataset>/view.csv`` after checking that it hashes to ``sha256``.
+
+    ``columns`` are the track's view columns (:attr:`evaluators.tracks.Track.view_columns`).
 
     Raises
     ------
     ViewError
-        If the file is missing, hashes otherwise, or has no ``id`` and ``smiles`` columns.
+        If the file is missing, hashes otherwise, or its header is not ``columns``.
     """
     path = Path(data_dir) / dataset / VIEW_FILE
     if not path.is_file():
@@ -79,18 +84,21 @@ def read_view(data_dir: Path, dataset: str, sha256: str) -> list[dict[str, str]]
     if actual != sha256:
         raise ViewError(f"data view {path} has sha256 {actual}, the job expects {sha256}")
     reader = csv.DictReader(io.StringIO(blob.decode("utf-8")))
-    if not {"id", "smiles"} <= set(reader.fieldnames or []):
-        raise ViewError(f"data view {path}: columns {reader.fieldnames} lack 'id' and 'smiles'")
+    if list(reader.fieldnames or []) != list(columns):
+        raise ViewError(f"data view {path}: columns {reader.fieldnames}, the track's are {list(columns)}")
     return list(reader)
 
 
 def view_dataset(rows: Sequence[dict[str, str]]) -> LoadedDataset:
     """Return the :class:`LoadedDataset` of a view.
 
-    Its molecules (unparsable ones skipped, with the reason) and the rows as records.
+    Its molecules (unparsable ones skipped, with the reason; none for a view without ``smiles``: the
+    generative tracks' requests) and the rows as records.
     """
     molecules, skipped = [], []
     for row in rows:
+        if "smiles" not in row:
+            continue
         if canonical_smiles(row["smiles"]) is None:
             skipped.append(SkippedMolecule(row["id"], row["smiles"], "RDKit cannot parse the SMILES"))
         else:

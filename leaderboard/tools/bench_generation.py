@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from evaluators.adapters import ModelConfig, load_adapter
     from evaluators.answers.opsin import names_to_smiles
-    from evaluators.datasets import LoadedDataset, load_records
+    from evaluators.datasets import load_records
     from evaluators.schema import TrackOptions
     from evaluators.tracks.consistency import ConsistencyTrack
     from leaderboard.data.prepare import prepare_dataset
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         bare_s = _bare(model_dir, questions, args.batch_size)
         adapter = load_adapter(ModelConfig(adapter="transformers", path=model_dir, architecture="decoder",
                                            batch_size=args.batch_size, max_length=1024))  # fmt: skip
-        dataset = LoadedDataset(molecules=[], skipped=[], records=subset)
+        dataset = track.container_dataset(subset)
         out = tmp_dir / "out"
         out.mkdir()
         started = time.perf_counter()
@@ -127,7 +127,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _t4_costs(adapter, records: list[dict[str, str]], out: Path) -> dict:
     """Time T4's run (one stream) and each template's prompts alone, on the same adapter and molecules."""
-    from evaluators.datasets import LoadedDataset
     from evaluators.schema import TrackOptions
     from evaluators.tracks.prompt_robustness import PromptRobustnessTrack
 
@@ -135,7 +134,7 @@ def _t4_costs(adapter, records: list[dict[str, str]], out: Path) -> dict:
     track = PromptRobustnessTrack(TrackOptions())
     questions = track.questions(records)
     started = time.perf_counter()
-    result = track.run(adapter, LoadedDataset(molecules=[], skipped=[], records=records), out_dir=out,
+    result = track.run(adapter, track.container_dataset(records), out_dir=out,
                        log=lambda line: None)  # fmt: skip
     whole_s = time.perf_counter() - started
     per_template: dict[str, dict[str, float]] = {}

@@ -129,8 +129,9 @@ def _table(out: Path) -> list[dict[str, str]]:
 
 def test_every_pair_is_asked_under_every_condition_and_iupac_only_without_positions() -> None:
     questions = TRACK.questions(RECORDS)
-    ids = [q.request.id for q in questions]
-    assert len(ids) == len(set(ids)) and ids == [q.request.id for q in TRACK.questions(RECORDS)]
+    ids = [q.key for q in questions]
+    assert len(ids) == len(set(ids)) and ids == [q.key for q in TRACK.questions(RECORDS)]
+    assert [q.request.id for q in questions] == [q.request.id for q in TRACK.questions(RECORDS)]
     # Pairs 0 and 1 have both names and no position; pair 2 names an atom of the SMILES; pair 3 has no names.
     assert [representations(r) for r in BINARY] == [("smiles", "iupac"), ("smiles", "iupac"), ("smiles",),
                                                    ("smiles",)]  # fmt: skip
@@ -140,7 +141,7 @@ def test_every_pair_is_asked_under_every_condition_and_iupac_only_without_positi
                 assert f"{r['task']}|{c}|{rep}|{r['id']}" in ids
             assert f"reconstruct|C1|{rep}|{r['id']}" in ids
     assert len(ids) == 2 * (2 * 2 + 2) * 5
-    kinds = {q.request.id.split("|")[0]: q.kind for q in questions}
+    kinds = {q.key.split("|")[0]: q.kind for q in questions}
     assert kinds == {"logp_gt_3": "label", "hydration_free_energy": "number", "reconstruct": "smiles"}
     for q in questions:
         assert q.request.temperature == 0.0 and q.request.stop == ("\n\n",)
@@ -148,7 +149,7 @@ def test_every_pair_is_asked_under_every_condition_and_iupac_only_without_positi
 
 
 def test_prompts_differ_only_where_the_condition_says() -> None:
-    prompts = {q.request.id: q.request.prompt.split("\n") for q in TRACK.questions(RECORDS)}
+    prompts = {q.key: q.request.prompt.split("\n") for q in TRACK.questions(RECORDS)}
     for r in RECORDS:
         for rep in representations(r):
             c0, c1, c2, c3 = (prompts[f"{r['task']}|{c}|{rep}|{r['id']}"] for c in CONDITIONS)
@@ -332,7 +333,7 @@ def test_the_tool_reference_rebuilds_every_target_and_labels_it_exactly(tmp_path
     out = tmp_path / "out"
     out.mkdir()
     TRACK.run(
-        tools.ToolAnswerer(None), datasets.LoadedDataset([], [], records), out_dir=out, log=lambda _: None
+        tools.ToolAnswerer(None), TRACK.container_dataset(records), out_dir=out, log=lambda _: None
     )
     _serve(monkeypatch, records)
     scored = TRACK.score(_result(), out_dir=out, data_dir=tmp_path)
@@ -350,7 +351,7 @@ def test_the_copy_baseline_copies_a_stated_label_and_abstains_otherwise(tmp_path
     copier = _load_submission(monkeypatch, "copy-source-label", "copy_label.py")
     out = tmp_path / "out"
     out.mkdir()
-    TRACK.run(copier.SourceLabelCopier(None), datasets.LoadedDataset([], [], RECORDS), out_dir=out,
+    TRACK.run(copier.SourceLabelCopier(None), TRACK.container_dataset(RECORDS), out_dir=out,
               log=lambda _: None)  # fmt: skip
     _serve(monkeypatch, RECORDS)
     rows = {(*(v for _, v in r.dims), r.metric): r.value
@@ -412,7 +413,7 @@ def test_the_headline_has_no_criterion_a_constant_or_abstainer_wins_by_construct
     ranked = {(c.metric, dict(c.where)["condition"], dict(c.where)["group"]) for c in TRACK.headline}
     assert not {m for m, _, _ in ranked} & {"group_gap", "toward_rate", "accuracy", "mae"}
     assert ("balanced_accuracy", "C2", "inconsistent") in ranked and ("mae_charged", "C3", "-") in ranked
-    assert TRACK.version == 3
+    assert TRACK.version == 4
 
 
 def test_a_cell_below_the_minimum_is_reported_not_ranked() -> None:

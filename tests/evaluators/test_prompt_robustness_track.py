@@ -23,7 +23,6 @@ from rdkit.Chem import Descriptors, rdMolDescriptors
 import evaluators.datasets as datasets
 from evaluators.adapters import GenerativeAdapter
 from evaluators.answers.ranges import invalid_error
-from evaluators.datasets import LoadedDataset
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.prompt_robustness import (
     ANSWERS,
@@ -469,7 +468,7 @@ def test_ask_generates_each_distinct_prompt_once_and_answers_every_id(tmp_path) 
     adapter = _Counting()
     out = tmp_path / "out"
     out.mkdir()
-    result = TRACK.run(adapter, LoadedDataset([], [], records), out_dir=out, log=lambda _: None)
+    result = TRACK.run(adapter, TRACK.container_dataset(records), out_dir=out, log=lambda _: None)
     questions = TRACK.questions(records)
     prompts = [r.prompt for r in adapter.requests]
     assert len(prompts) == len(set(prompts)) == len({q.request.prompt for q in questions}) == 2 * 60
@@ -522,7 +521,7 @@ def test_the_tool_reference_reads_every_template_and_abstains_elsewhere(tmp_path
     for records, cells in ((MOLECULES, MOLECULE_CELLS), (REACTIONS, REACTION_CELLS)):
         out = tmp_path / records[0]["id"]
         out.mkdir()
-        TRACK.run(adapter, LoadedDataset([], [], records), out_dir=out, log=lambda _: None)
+        TRACK.run(adapter, TRACK.container_dataset(records), out_dir=out, log=lambda _: None)
         _serve(monkeypatch, records)
         rows = _by_key(TRACK.score(_result(), out_dir=out, data_dir=tmp_path))
         for task, rep in cells:

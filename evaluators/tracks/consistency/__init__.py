@@ -7,8 +7,10 @@ understands the molecule gives the same answer whichever way it is written.
 
 Two halves, on two sides of the sandbox:
 
-- :meth:`ConsistencyTrack.run` (inside the container) only asks: it builds the prompts from the data set's
-  records, calls the adapter's ``generate`` in chunks and writes one JSON line per request to
+- :meth:`ConsistencyTrack.run` (inside the container) only asks: the host builds the prompts from the data
+  set's records and mounts only the requests (:meth:`~evaluators.asking.AskingTrack.container_view`:
+  opaque ids, prompts, decoding parameters — never the set's file, whose names, formulas and values are
+  the answers); the run calls the adapter's ``generate`` in chunks and writes one JSON line per request to
   ``completions.jsonl`` (id, completion, finish reason, token counts). It returns no metric rows, and the
   reference answers never enter the container.
 - :meth:`ConsistencyTrack.score` (on the host, after the run) reads those lines back as untrusted data,
@@ -43,9 +45,9 @@ from evaluators.asking import (
     AskingTrack,
     Question,
     cell,
+    host_counts,
     normalise_answers,
     read_completions,
-    refused_counts,
     write_table,
 )
 from evaluators.asking.tasks import (
@@ -121,7 +123,8 @@ class ConsistencyTrack(AskingTrack):
     #: 3 (issue 28): a number outside its plausible range is no answer; the numeric headline is the bounded,
     #: chance-adjusted ``numeric_agreement``; the categorical one κ = (C − P_v)/(1 − P_v); FreeSolv's Lipinski
     #: criteria are declared flat.
-    version = 3
+    #: 4 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's file.
+    version = 4
     main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
@@ -188,8 +191,11 @@ class ConsistencyTrack(AskingTrack):
             "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
         }
 
-    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
-        """Every request of a run on ``records``, in a fixed order (task, representation, record)."""
+    def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every request of a run on ``records``, in a fixed order (task, representation, record).
+
+        Keys: ``task|representation|record id``.
+        """
         randomizer = get_augmentation("random_order", self.options.seed)
         out = []
         for task in applicable(list(records)):
@@ -232,9 +238,7 @@ class ConsistencyTrack(AskingTrack):
         truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
         rows = _rows(questions, texts, answers, truths)
         _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)
-        counts = {**result.counts, "n_malformed_lines": malformed,
-                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
-                  **refused_counts(refused)}  # fmt: skip
+        counts = host_counts(result.counts, questions, texts, malformed, refused)
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
 
@@ -268,8 +272,10 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
         return MetricRow(dims, metric, float(value))
 
     grouped: dict[tuple[str, str], list[Question]] = {}
+    opaque: dict[tuple[str, str, str], str] = {}  # (task, representation, item) → the request's opaque id
     for q in questions:
         grouped.setdefault((q.task.name, q.representation), []).append(q)
+        opaque[(q.task.name, q.representation, q.item)] = q.request.id
     rows: list[MetricRow] = []
     tasks = {q.task.name: q.task for q in questions}
     for (name, representation), qs in grouped.items():
@@ -289,8 +295,8 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
             if (name, a_rep) not in grouped or (name, b_rep) not in grouped:
                 continue
             items = [q.item for q in grouped[(name, a_rep)]]
-            a = [answers[f"{name}|{a_rep}|{i}"] for i in items]
-            b = [answers[f"{name}|{b_rep}|{i}"] for i in items]
+            a = [answers[opaque[(name, a_rep, i)]] for i in items]
+            b = [answers[opaque[(name, b_rep, i)]] for i in items]
             if task.numeric:
                 values = {
                     "mse_consistency": cm.numeric_consistency_mse(a, b),
@@ -300,8 +306,8 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
                 }
             else:
                 want = [truths[(name, i)] for i in items]
-                raw_a = [texts.get(f"{name}|{a_rep}|{i}", "") for i in items]
-                raw_b = [texts.get(f"{name}|{b_rep}|{i}", "") for i in items]
+                raw_a = [texts.get(opaque[(name, a_rep, i)], "") for i in items]
+                raw_b = [texts.get(opaque[(name, b_rep, i)], "") for i in items]
                 values = {
                     "consistency": cm.consistency(a, b),
                     "chance_consistency": cm.chance_consistency(a, b),

@@ -20,7 +20,9 @@ Each in SMILES and, for pairs with both IUPAC names whose edit does not name an 
 the source SMILES (:data:`POSITIONAL`), as IUPAC names too. Under C1 the model is also asked to write the
 target's SMILES (structure reconstruction).
 
-Two halves (:mod:`evaluators.asking`): :meth:`IdentityBlindedTrack.run` (container) asks, greedy;
+Two halves (:mod:`evaluators.asking`): :meth:`IdentityBlindedTrack.run` (container) asks, greedy, and sees
+only the requests (opaque ids, prompts, decoding parameters): never the pairs file, whose target SMILES,
+target labels and groups are the answers;
 :meth:`IdentityBlindedTrack.score` (host) normalises and scores with
 :mod:`evaluators.tracks.identity_blinded.metrics` (:mod:`evaluators.tracks.identity_blinded.rows`), and writes
 ``blinded_answers.csv.gz`` (every answer) and ``blinded_pairs.csv.gz`` (the pairs asked, for the site's
@@ -72,9 +74,9 @@ from evaluators.asking import (
     AskingTrack,
     Question,
     cell,
+    host_counts,
     normalise_answers,
     read_completions,
-    refused_counts,
     write_table,
 )
 from evaluators.notations.smiles import canonical_smiles
@@ -254,7 +256,9 @@ class IdentityBlindedTrack(AskingTrack):
     """Does a model predict the edited molecule's property, or copy the source's? (SPEC §4 T5)."""
 
     name = TRACK
-    version = 3
+    #: 3 (issue 29): balanced IUPAC subsets, BACE; 4: the container sees only the requests (opaque ids,
+    #: prompts), never the pairs file.
+    version = 4
     main_metric = "balanced_accuracy"
     description = (
         "Generative models predict a property of a target molecule given as a source molecule plus an "
@@ -357,10 +361,10 @@ class IdentityBlindedTrack(AskingTrack):
             "collapse_ratio": {"n_boot": N_BOOT, "seed": self.options.seed, "level": 0.95},
         }
 
-    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+    def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
         """Every request, in a fixed order: record, representation, condition, then the reconstruction.
 
-        Ids: ``task|condition|representation|pair id`` and ``reconstruct|C1|representation|pair id``.
+        Keys: ``task|condition|representation|pair id`` and ``reconstruct|C1|representation|pair id``.
         Records of an unknown task are skipped.
         """
         out = []
@@ -421,9 +425,7 @@ class IdentityBlindedTrack(AskingTrack):
         write_table(out_dir / PAIRS, IdentityBlindedTrack.tables[1].columns,
                     ([r.get(c, "") for c in IdentityBlindedTrack.tables[1].columns] for r in records
                      if str(r["id"]) in asked))  # fmt: skip
-        counts = {**result.counts, "n_malformed_lines": malformed,
-                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
-                  **refused_counts(refused)}  # fmt: skip
+        counts = host_counts(result.counts, questions, texts, malformed, refused)
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS, PAIRS))
 
 

@@ -9,7 +9,8 @@ the same fixed sample of :data:`ITEMS_PER_DATASET` records of a data set.
 Two halves, as in T3 (:mod:`evaluators.asking`):
 
 - :meth:`PromptRobustnessTrack.run` (container) asks every (task, representation, template, item) once,
-  greedy, and writes ``completions.jsonl``; identical prompts are generated once. No truths enter the box.
+  greedy, and writes ``completions.jsonl``; identical prompts are generated once. No truths enter the box:
+  the container sees only the requests (opaque ids, prompts, decoding parameters), never the data set.
 - :meth:`PromptRobustnessTrack.score` (host) normalises every answer, scores it against the truth computed
   from the record (:data:`TRUTHS`; :mod:`evaluators.tracks.prompt_robustness.scores`), writes
   ``template_answers.csv.gz`` and returns rows per template (dimension ``template`` = its id) and over
@@ -40,9 +41,9 @@ from evaluators.asking import (
     AskingTrack,
     Question,
     cell,
+    host_counts,
     normalise_answers,
     read_completions,
-    refused_counts,
     write_table,
 )
 from evaluators.metrics import register_metric
@@ -209,7 +210,8 @@ class PromptRobustnessTrack(AskingTrack):
     """Same question, many wordings: how much do a generative model's answers depend on the wording."""
 
     name = TRACK
-    version = 2
+    #: 3 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's files.
+    version = 3
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -274,8 +276,11 @@ class PromptRobustnessTrack(AskingTrack):
             "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
         }
 
-    def questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
-        """Every request of a run, in a fixed order (task, representation, template, record)."""
+    def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
+        """Every request of a run, in a fixed order (task, representation, template, record).
+
+        Keys: ``task|representation|template|record id``.
+        """
         chosen = sample(records, self.options.seed)
         out = []
         for s in applicable(chosen):
@@ -331,9 +336,7 @@ class PromptRobustnessTrack(AskingTrack):
         rows = _rows(scored, scores)
         truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in scored}
         _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores)
-        counts = {**result.counts, "n_malformed_lines": malformed,
-                  "n_missing_completions": sum(q.request.id not in texts for q in questions),
-                  **refused_counts(refused),
+        counts = {**host_counts(result.counts, questions, texts, malformed, refused),
                   "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 

@@ -228,6 +228,11 @@ A track that needs no labels — a molecule's rewritten strings are its own inpu
 inside the container, next to the model. Tracks that do need answers (property labels, reference
 captions) must not mount them at `/data`: the container returns raw outputs (predictions, generated text,
 embeddings) in `/out`, and the host scores them after the run, so submission code never reads the answers.
+Such a track mounts a view the host writes instead of the data set (its sha256 in `job.json`, checked in the
+box): the downstream probes (T2) `id, split, smiles` without labels; the generative tracks (T3–T5) only their
+requests — an opaque id, the prompt and its decoding parameters per row, shuffled — so no name, formula,
+value, target molecule or label that some question asks for enters the box except as the input another
+question shows, and no id tells which questions are about the same molecule.
 The consequence for such tracks is stated under *Known limits*."""
 
 _GPU = """\
