@@ -111,7 +111,6 @@ STORED = {"result.json", "log_tail.txt", "ranks.csv.gz", "recall_at_k.csv.gz", "
           "completions.jsonl", "answers.csv.gz"}  # fmt: skip
 SCORED = r"^scored: {n} answers, {bad} invalid"  # the note of a FINISHED generative run (scored_note)
 GENERATIVE = {"dataset": NAMES, "limit": NAMES_LIMIT, "track": "consistency", "status": "FINISHED"}
-ANSWERS_MOUNTED = "answers mounted: fixed by the question views of issue 29"
 ROOT_HOST = os.geteuid() == 0
 
 
@@ -166,15 +165,16 @@ CASES = [
     # Generative attacks (issue 30): the host parses what they answer; each answer that trips a cap is one
     # invalid answer with its reason, and the run is scored.
     Case("attack-opsin-bomb", "FINISHED: each bomb one invalid answer with its reason",
-         SCORED.format(n=27, bad=27) + r" \(refused: longer than 2000 characters × \d; multiplied brackets "
-         r"ask for more than 1000 copies × \d; nests brackets more than 24 deep × \d\)$", **GENERATIVE),
+         # Which question gets which bomb follows the view's seeded order: every answer is refused for a cap.
+         SCORED.format(n=27, bad=27) + r" \(refused: longer than 2000 characters × \d+; multiplied brackets "
+         r"ask for more than 1000 copies × \d+(; nests brackets more than 24 deep × \d+)?\)$", **GENERATIVE),
     Case("attack-answer-escapes", "FINISHED: escapes shown visibly in the exports",
          SCORED.format(n=27, bad=r"\d+") + r", completions shown with visible escapes$", **GENERATIVE),
     Case("attack-invalid-utf8", "FINISHED: only the corrupted answer invalid",
          SCORED.format(n=27, bad=r"\d+") + r", lipinski: 8 of 9 answered$", **GENERATIVE),
     Case("attack-answer-search", "FINISHED, no better than the constant answerer",
          SCORED.format(n=27, bad=r"\d+") + r", mean accuracy \d\.\d\d$", no_better_than=HONEST,
-         open_issue=ANSWERS_MOUNTED, **GENERATIVE),
+         **GENERATIVE),
     Case("attack-slow-endpoint", "FAILED: the run's wall-clock limit",
          r"^wall-clock timeout after 5 s: ", SHORT_LIMITS, dataset=NAMES, limit=1, track="consistency",
          endpoint=True),
@@ -465,7 +465,6 @@ def test_attack_is_contained_with_a_one_line_reason(suite, case):
         assert tags["out_limit"].startswith("POLLING ONLY:"), tags["out_limit"]
 
 
-@pytest.mark.xfail(strict=True, reason=ANSWERS_MOUNTED)
 def test_answer_searching_scores_no_better_than_the_constant_answerer(suite):
     """The answers are not in the box: reading every file under /data must not beat answering blindly."""
     run = suite.runs["attack-answer-search"]
