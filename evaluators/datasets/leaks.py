@@ -67,14 +67,13 @@ def _bracket_hydrogens(smiles: str) -> int:
 
 
 def _writing(smiles: str) -> dict[str, float]:
-    from rdkit import Chem, RDLogger
+    from rdkit import Chem
 
-    RDLogger.DisableLog("rdApp.*")
+    from evaluators.notations.smiles import InvalidSmilesError, parse_smiles
+
     try:
-        mol = Chem.MolFromSmiles(smiles)
-    finally:
-        RDLogger.EnableLog("rdApp.*")
-    if mol is None:
+        mol = parse_smiles(smiles)
+    except InvalidSmilesError:
         return {"kekule": 0.0, "explicit_h": 0.0, "stereo": 0.0}
     aromatic = any(a.GetIsAromatic() for a in mol.GetAtoms())
     written_aromatic = bool(re.search(r"[bcnosp]", re.sub(r"\[[^\]]*\]", _bracket_lower, smiles)))
