@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.adapters import GenerationRequest
-from evaluators.answers.ranges import plausible
 from evaluators.asking import (
     COMPLETIONS,
     AskingTrack,
@@ -322,8 +321,6 @@ class PromptRobustnessTrack(AskingTrack):
         echoes: dict[tuple[str, str, str], set[str]] = {}
         scores: dict[str, dict[str, float | None]] = {}
         for q in scored:
-            if q.kind == "number":  # out of the plausible range: invalid, never a number (issue 28)
-                answers[q.request.id] = plausible(q.task.task, answers[q.request.id])
             answer = answers[q.request.id]
             if answer is not None and q.task.task == "forward_reaction":
                 key = (q.task.task, q.kind, q.item)
@@ -333,6 +330,10 @@ class PromptRobustnessTrack(AskingTrack):
                     answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
             scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)],
                                                q.task.task if q.kind == "number" else None)  # fmt: skip
+            if not scores[q.request.id]["valid"]:
+                # item_scores alone decides validity (a number outside its plausible range is invalid,
+                # issue 28): the table shows what it scored, so an invalid answer is shown empty.
+                answers[q.request.id] = None
         rows = _rows(scored, scores)
         truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in scored}
         _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores)
