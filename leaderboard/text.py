@@ -5,8 +5,9 @@ completions are written by whoever opened the pull request. Before such text is 
 files, hence its pages) it goes through :func:`visible`: every control character (C0 but tab and line
 feed, DEL, C1), bidirectional control and lone surrogate is written as its escape (``\x1b``, ``\u202e``),
 so that a maintainer who prints or greps the record sees it instead of obeying it. Before it reaches a
-terminal line, a log or a report it goes through :func:`printable` (one line: no line breaks or tabs
-either) and, where its length matters, :func:`clip`.
+terminal line, a log or a report it goes through :func:`printable` (one line: line breaks and tabs are
+escaped too, and so is anything else ``str.isprintable`` rejects) and, where its length matters,
+:func:`clip`.
 
 Side effects: none.
 """
@@ -24,9 +25,13 @@ _UNSAFE = re.compile(
 )
 
 
+def _escape_char(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return _escape_char(match.group())
 
 
 def visible(text: str) -> str:
@@ -58,7 +63,10 @@ def visible(text: str) -> str:
 
 
 def printable(text: str, *, collapse: bool = True) -> str:
-    r"""Return ``text`` as one printable line: every character ``str.isprintable`` rejects becomes ``?``.
+    r"""Return ``text`` as one printable line: every character ``str.isprintable`` rejects is escaped.
+
+    The escapes are those of :func:`visible` (``\x1b``, ``\u202e``), so that a maintainer reading a
+    terminal line sees what a submission tried to send rather than a ``?`` that hides which byte it was.
 
     Parameters
     ----------
@@ -73,18 +81,18 @@ def printable(text: str, *, collapse: bool = True) -> str:
     -------
     str
         One line that is safe to print in a terminal: no escape sequences, bells, carriage returns or
-        bidirectional overrides.
+        bidirectional overrides; each such character is written as its escape.
 
     Examples
     --------
-    >>> printable("a\x1b[2J\n  b\u202e")
-    'a?[2J b?'
-    >>> printable("key\nwith  tab\t", collapse=False)
-    'key?with  tab?'
+    >>> print(printable("a\x1b[2J\n  b\u202e"))
+    a\x1b[2J b\u202e
+    >>> print(printable("key\nwith  tab\t", collapse=False))
+    key\x0awith  tab\x09
     """
     if collapse:
         text = " ".join(text.split())
-    return "".join(ch if ch.isprintable() else "?" for ch in text)
+    return "".join(ch if ch.isprintable() else _escape_char(ch) for ch in text)
 
 
 def clip(text: str, limit: int) -> str:

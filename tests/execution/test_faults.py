@@ -499,7 +499,7 @@ def test_interrupted_runs_are_marked_failed(tmp_path):
 
 def test_printable_neutralises_terminal_escapes():
     text = "\x1b[2J\x1b[32mPASS\x1b[0m\x07 a\r\nb\t\u202ec"
-    assert printable(text) == "?[2J?[32mPASS?[0m? a b ?c"
+    assert printable(text) == "\\x1b[2J\\x1b[32mPASS\\x1b[0m\\x07 a b \\u202ec"
 
 
 def test_out_usage_counts_sparse_files_in_full_and_never_follows_links(tmp_path):
@@ -575,7 +575,7 @@ def test_failures_before_a_run_record_gpu_hardware_and_sandbox(tmp_path, monkeyp
     assert len(summary.failed) == 1
     (run,) = store.latest_runs()
     tags = run.data.tags
-    assert run.info.status == "FAILED" and tags[REASON_TAG] == "cannot fetch weights: ?[31mno?[0m"
+    assert run.info.status == "FAILED" and tags[REASON_TAG] == "cannot fetch weights: \\x1b[31mno\\x1b[0m"
     assert tags["gpu"] == "False" and tags["runner"] == "in-process"
     assert json.loads(tags["sandbox"])["read_only_root"] is False
     assert {"cpu_model", "cpu_count", "gpu_model", "gpu_driver"} <= set(json.loads(tags["hardware"]))

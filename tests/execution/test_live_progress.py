@@ -383,7 +383,7 @@ def test_display_neutralises_untrusted_text():
     display.close()
     text = out.getvalue()
     assert "\x1b" not in text and "\x07" not in text
-    assert text.startswith("lab?]0;title?el: ?[2J" + "s" * 60 + " 1/2 (50%)")
+    assert text.startswith("lab\\x1b]0;title\\x07el: \\x1b[2J" + "s" * 57 + " 1/2 (50%)")  # 64 characters
 
 
 def test_live_display_on_a_terminal_draws_a_rich_bar():

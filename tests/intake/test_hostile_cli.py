@@ -167,7 +167,7 @@ def test_an_argument_inside_submissions_is_kept_as_given(tmp_path: Path, monkeyp
 def test_a_hostile_path_argument_is_printed_sanitised(tmp_path: Path, capsys) -> None:
     root = _repo(tmp_path)
     err = _refused(["validate", "--root", str(root), f"../{HOSTILE_NAME}"], capsys)
-    assert "'../evil?[2J?[1;32mALL OK?[0m?ok   fake?drow?' is outside" in err
+    assert "'../evil\\x1b[2J\\x1b[1;32mALL OK\\x1b[0m\\x0aok   fake\\u202edrow\\x07' is outside" in err
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -189,7 +189,7 @@ def test_validate_prints_a_hostile_folder_name_sanitised(tmp_path: Path, capsys)
     # The text report names the folder (sanitised) and the mismatch.
     main(["validate", "--root", str(root)])
     out = capsys.readouterr().out
-    assert "FAIL " in out and "evil?[2J?[1;32mALL OK?[0m?ok   fake?drow?" in out
+    assert "FAIL " in out and "evil\\x1b[2J\\x1b[1;32mALL OK\\x1b[0m\\x0aok   fake\\u202edrow\\x07" in out
     assert not any(line.startswith("ok   fake") for line in out.splitlines())  # no forged line
 
 
