@@ -16,8 +16,9 @@ Policies
   drips its headers, accepts and never answers, or streams a body without end is cut there. The run has a
   deadline too (``deadline``: the runner's wall-clock limit, ``limits.timeout_s``): no request starts
   after it, a request in flight is cut at it, and a backoff wait ends at it; the run then stops with
-  :class:`EndpointTimeout`. (Name resolution is the one step the watchdog cannot cut; endpoints are named
-  by URLs a maintainer reviewed.)
+  :class:`EndpointTimeout`. Name resolution has the request's deadline too
+  (:func:`~leaderboard.execution.endpoint_http.resolve`: a resolver that never answers is left behind),
+  and the first address found is pinned for the run: the name cannot point elsewhere mid-run.
 - **Retries**: 408, 429, 5xx, connection errors and timeouts are retried up to ``retries`` times with
   exponential backoff and a deterministic jitter (a hash of the request and the attempt, so reruns wait
   alike); a ``Retry-After`` header is a floor for the wait. A malformed or truncated body is retried once.
@@ -75,7 +76,7 @@ from leaderboard.execution.endpoint_cache import (
     estimate_tokens,
     scrub_secret,
 )
-from leaderboard.execution.endpoint_http import Watchdog, open_connection, time_left
+from leaderboard.execution.endpoint_http import Watchdog, open_connection, resolve, time_left
 from leaderboard.intake.endpoints import EndpointModel
 
 __all__ = [
@@ -184,6 +185,7 @@ class EndpointAdapter(GenerativeAdapter):
         self.url = model.url.rstrip("/")
         parts = urlsplit(self.url)
         self._https, self._host, self._port = parts.scheme == "https", parts.hostname or "", parts.port
+        self._address: str | None = None  # resolved once, within the first request's deadline
         self._path = parts.path + API_PATHS[model.api]
         self._stop = threading.Event()
         self._lock = threading.Lock()
@@ -413,8 +415,13 @@ class EndpointAdapter(GenerativeAdapter):
         if self.deadline is not None:
             deadline = min(deadline, self.deadline)
         timeout = max(deadline - now, 0.001)
+        if self._address is None:
+            try:
+                self._address = resolve(self._host, self._port or (443 if self._https else 80), deadline)
+            except TimeoutError:
+                raise TimeoutError(f"the endpoint's name did not resolve within {timeout:g} s") from None
         watchdog = Watchdog(deadline)
-        conn = open_connection(self._https, self._host, self._port, timeout, watchdog)
+        conn = open_connection(self._https, self._host, self._port, timeout, watchdog, self._address)
         headers = {"Content-Type": "application/json", "Accept": "application/json",
                    "User-Agent": "chemrobust-endpoint/1"}  # fmt: skip
         if self._key:

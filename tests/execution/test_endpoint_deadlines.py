@@ -91,3 +91,60 @@ def test_an_honest_server_answers_alike_under_the_deadlines(server) -> None:
     out = adapter.generate(requests)
     assert _texts(out) == _reference(server, requests)
     assert adapter.stats.failures == [] and adapter.stats.retries == 2
+
+
+# Name resolution: the one step before any socket exists. The resolver is stood in for (monkeypatched
+# ``socket.getaddrinfo``) so that nothing leaves the machine: a slow one never answers within the test, a
+# pinned one maps a made-up name to the loopback server.
+
+
+def _resolver(monkeypatch, answer):
+    import socket
+
+    calls: list[str] = []
+    real = socket.getaddrinfo
+
+    def getaddrinfo(host, port, *args, **kwargs):
+        if host.endswith(".test"):
+            calls.append(host)
+            return answer(host, port)
+        return real(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return calls
+
+
+def test_a_resolver_that_never_answers_holds_a_request_no_longer_than_its_timeout(server, monkeypatch) -> None:
+    import socket
+
+    def never(host, port):
+        time.sleep(5.0)  # far past the request's 1 s: without the deadline the request waits for this
+        raise socket.gaierror(socket.EAI_AGAIN, "temporary failure in name resolution")
+
+    _resolver(monkeypatch, never)
+    port = server.url.split(":")[2].split("/")[0]
+    adapter = EndpointAdapter(_model(f"http://slow-dns.test:{port}/v1", max_concurrency=1, timeout_s=1.0),
+                              key=KEY, backoff_s=0.01, retries=0)  # fmt: skip
+    start = time.monotonic()
+    out = adapter.generate(_requests(1))
+    elapsed = time.monotonic() - start
+    assert out[0].finish_reason == "error" and len(server.requests) == 0
+    assert elapsed < 1.0 + SLACK_S, f"the resolver held the request {elapsed:.1f} s"
+    [(_, reason)] = adapter.stats.failures
+    assert reason == "timeout: TimeoutError: the endpoint's name did not resolve within 1 s"
+
+
+def test_the_first_address_is_pinned_for_the_run(server, monkeypatch) -> None:
+    import socket
+
+    def loopback(host, port):
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", int(port)))]
+
+    calls = _resolver(monkeypatch, loopback)
+    port = server.url.split(":")[2].split("/")[0]
+    requests = _requests(3)
+    adapter = EndpointAdapter(_model(f"http://pinned.test:{port}/v1", max_concurrency=1, timeout_s=5.0),
+                              key=KEY, backoff_s=0.01)  # fmt: skip
+    out = adapter.generate(requests)
+    assert _texts(out) == _reference(server, requests) and len(server.requests) == 3
+    assert calls == ["pinned.test"]  # resolved once: a name cannot move to another address mid-run
