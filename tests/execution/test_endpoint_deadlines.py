@@ -114,7 +114,7 @@ def _resolver(monkeypatch, answer):
     return calls
 
 
-def test_a_resolver_that_never_answers_holds_a_request_no_longer_than_its_timeout(server, monkeypatch) -> None:
+def test_a_silent_resolver_holds_a_request_no_longer_than_its_timeout(server, monkeypatch) -> None:
     import socket
 
     def never(host, port):
