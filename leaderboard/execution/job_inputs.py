@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -109,18 +110,44 @@ def job_inputs(work: Path, job: Job, weights: Path | None) -> Path:
 
 
 def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Job, Path]:
-    """Return the job and the folder to mount at ``/data``: the data root, or a label-free view.
+    """Return the job and the folder to mount at ``/data``: the job's own data set, or a label-free view.
 
     A track that withholds its labels (:meth:`evaluators.tracks.Track.container_view`) gets its view
     written to ``work/data/<set>/view.csv``; the returned job carries the view's sha256 and the host's data
-    hash (:class:`evaluators.schema.DataView`). Any other track gets ``data_root`` and the job unchanged.
+    hash (:class:`evaluators.schema.DataView`). Any other track gets ``work/data/<set>/``, the set's own
+    files (:func:`own_set`), and the job unchanged: never the data root, whose other sets hold the
+    answers of other tracks' questions (T3's names and formulas, T5's targets).
     """
     cls = TRACKS.get(job.track)
     if not cls.withholds_labels:
-        return job, data_root
+        return job, own_set(data_root, job.dataset, work / "data")
     records = load_records(job.dataset, data_root, limit=job.options.limit)
     rows = cls.container_view(job.dataset, records, job.options)
     if rows is None:
-        return job, data_root
+        return job, own_set(data_root, job.dataset, work / "data")
     sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)
     return replace(job, data_view=DataView(sha256=sha256, data_hash=data_hash)), work / "data"
+
+
+def own_set(data_root: Path, dataset: str, into: Path) -> Path:
+    """Return ``into``, holding ``<dataset>/`` only: the set's files linked from ``data_root`` (or copied).
+
+    Hard links cost no space or time and leave the data unchanged (the mount is read-only); a copy is
+    the fallback where the job folder lies on another filesystem. Symbolic links in the set are not
+    followed (a prepared set holds none).
+    """
+    source = data_root / dataset
+    for path in sorted(source.rglob("*")):
+        target = into / dataset / path.relative_to(source)
+        if path.is_symlink():
+            continue
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.link(path, target)
+        except OSError:
+            shutil.copy2(path, target)
+    (into / dataset).mkdir(parents=True, exist_ok=True)
+    return into

