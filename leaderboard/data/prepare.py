@@ -229,6 +229,11 @@ def prepare_dataset(name: str, state_dir: Path, *, mirror: Path | None = None, l
         path = _in_mirror(mirror, name, data_file.path)
         if path is None:
             path = cache / name / data_file.path
+            if name in BUILDERS and path.is_file() and data_file.sha256 not in (None, file_sha256(path)):
+                # A build is derived data: one made before its pin changed (a new version of the set) is
+                # rebuilt, never refused. A downloaded file that does not match stays an error below.
+                log(f"data set {name!r}: the cached build of {data_file.path} predates its pin; rebuilding")
+                path.unlink()
             if name in BUILDERS and not path.is_file():
                 inputs = {keyword: prepare_dataset(dep, state_dir, mirror=mirror, log=log) / dep
                           for keyword, dep in BUILD_INPUTS.get(name, {}).items()}  # fmt: skip

@@ -190,3 +190,16 @@ def test_a_non_numeric_sol_names_the_file_and_record(tmp_path, sol) -> None:
 def test_the_builder_writes_only_files_of_the_set(tmp_path) -> None:
     with pytest.raises(ValueError, match="not a file of the solubility set"):
         host_data.build_solubility(tmp_path / "freesolv.csv")
+
+
+def test_a_cached_build_that_predates_its_pin_is_rebuilt(tmp_path) -> None:
+    """A build is derived data: after a pin changes (a new version of the set), the stale build in the
+    cache is rebuilt with a line that says so, never refused (which left machines with an old cache stuck)."""
+    state = tmp_path / "state"
+    lines: list[str] = []
+    root = prepare_dataset("solubility", state, log=lines.append)
+    stale = root / "solubility" / DATASETS.get("solubility").files[0].path
+    stale.write_text("a build made under an older pin\n")
+    assert prepare_dataset("solubility", state, log=lines.append) == root
+    assert file_sha256(stale) == DATASETS.get("solubility").files[0].sha256
+    assert any("predates its pin; rebuilding" in line for line in lines)
