@@ -52,8 +52,10 @@ Balanced accuracy = mean per-class recall (invalid = wrong): a constant scores 0
 MAE = MAE over every item asked, an invalid answer charged the worst plausible answer's error. On the
 label-inconsistent pairs the source's label is wrong for the target (binary: always), so a source-label
 copier scores 0 there under C2. The numeric C1 criterion is taken there too: on all pairs copying the
-source's value is as good as a 70 %-right answerer (edit-pairs: mean |y_source − y_target| 1.96 kcal/mol
-and 0.81 log units, against 2.06 and 0.93), on the inconsistent pairs it is not (3.53 and 1.38). The
+source's value is as good as a 70 %-right answerer (the pinned edit-pairs build, all 200 pairs per task:
+mean |y_source − y_target| 1.94 kcal/mol and 0.80 log units, against the expected 2.04 and 0.81 of an
+answerer right on 70 % and uniform over the truths' range otherwise), on the 100 inconsistent pairs it is
+not (3.48 and 1.37, against 2.05 and 0.81). The
 paper's numbers — plain accuracy, valid-only MAE, the collapse ratio with its interval and tests, the group
 gap |S_c − S_i|, the toward/away rates — are reported next to them but not ranked: a constant or an
 always-invalid answerer has gap 0 and toward rate 0, the best possible.
