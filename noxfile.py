@@ -51,8 +51,9 @@ def tests(session: nox.Session) -> None:
     """Lint, then the test suite (in CI, .ci/run starts dockerd first; Docker tests fail there without it)."""
     install(session)
     session.run("ruff", "check", ".")
-    session.run("pytest", *(session.posargs or ["tests", "evaluators", "leaderboard", "--doctest-modules"]),
-                env=_env())
+    # The 25 slowest tests are printed at the end of every run: where CI's time goes (issue 36).
+    session.run("pytest", *(session.posargs or ["tests", "evaluators", "leaderboard", "--doctest-modules",
+                                                "--durations=25"]), env=_env())  # fmt: skip
 
 
 @nox.session(python=PYTHON)
