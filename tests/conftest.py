@@ -110,6 +110,9 @@ collect_ignore_glob = ["adversarial/*/*.py", "toy_track.py"]
 
 #: Port of the tests' tracking server (apart from a maintainer's ``nox -s tracking-server`` on 5055).
 TEST_PORT = 5056
+#: Set (to anything) to keep the services the suite started running after it, for repeated local runs;
+#: otherwise what the suite started it stops (what it found running it leaves alone).
+KEEP_SERVICES = "CHEMROBUST_KEEP_SERVICES"
 
 
 def _cluster_unavailable(what: str, exc: Exception | str) -> None:
@@ -123,32 +126,38 @@ def _cluster_unavailable(what: str, exc: Exception | str) -> None:
 @pytest.fixture(scope="session")
 def local_slurm():
     """A running single-node Slurm with two fake GPUs (gres)."""
-    from leaderboard.cluster.local_slurm import ServiceError, ensure_local_slurm
+    from leaderboard.cluster.local_slurm import ServiceError, ensure_local_slurm, stop_local_slurm
 
     if os.geteuid() != 0:
         _cluster_unavailable("a local Slurm", "needs root")
     try:
-        return ensure_local_slurm(gpus=2, log=print)
+        slurm = ensure_local_slurm(gpus=2, log=print)
     except ServiceError as exc:
         _cluster_unavailable("a local Slurm", exc)
         raise
+    yield slurm
+    if not os.environ.get(KEEP_SERVICES):
+        stop_local_slurm(slurm, log=print)
 
 
 @pytest.fixture(scope="session")
 def tracking_server():
     """A running ``mlflow server`` on PostgreSQL at http://127.0.0.1:5056."""
     from leaderboard.cluster.local_slurm import ServiceError
-    from leaderboard.cluster.tracking_server import ensure_tracking_server
+    from leaderboard.cluster.tracking_server import ensure_tracking_server, stop_tracking_server
     from tests.execution._state import cache_root
 
     if os.geteuid() != 0:
         _cluster_unavailable("PostgreSQL + MLflow server", "needs root")
     try:
-        return ensure_tracking_server(cache_root() / "cluster", port=TEST_PORT, database="chemrobust_tests",
-                                      log=print)  # fmt: skip
+        server = ensure_tracking_server(cache_root() / "cluster", port=TEST_PORT, database="chemrobust_tests",
+                                        log=print)  # fmt: skip
     except ServiceError as exc:
         _cluster_unavailable("PostgreSQL + MLflow server", exc)
         raise
+    yield server
+    if not os.environ.get(KEEP_SERVICES):
+        stop_tracking_server(server, cache_root() / "cluster", log=print)
 
 
 @pytest.fixture

@@ -260,6 +260,23 @@ def ensure_local_slurm(*, gpus: int = 2, log: Log = print) -> LocalSlurm:
     return LocalSlurm(partition=PARTITION, gpus=gpus, reused=reused, timings=timings)
 
 
+def stop_local_slurm(slurm: LocalSlurm, *, log: Log = print) -> list[str]:
+    """Stop the daemons :func:`ensure_local_slurm` started (a reused controller is left running).
+
+    Returns the daemons stopped; munged stays (other services on the host may use it).
+    """
+    if slurm.reused:
+        return []
+    stopped = []
+    for daemon, pidfile in (("slurmd", Path("/run/slurmd.pid")), ("slurmctld", Path("/run/slurmctld.pid"))):
+        if pidfile.is_file():
+            _stop(daemon, pidfile)
+            stopped.append(daemon)
+    if stopped:
+        log("local Slurm: stopped " + ", ".join(stopped))
+    return stopped
+
+
 def _stop(daemon: str, pidfile: Path) -> None:
     """Stop a daemon we started earlier (its pid file), so that it rereads a changed configuration."""
     if not pidfile.is_file():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -100,6 +101,7 @@ def ensure_postgres(database: str = DEFAULT_DATABASE, *, log: Log = print) -> tu
         started = run_command(["pg_ctlcluster", version, name, "start"])
         if started.returncode != 0:
             raise ServiceError(f"pg_ctlcluster {version} {name} start failed: {started.stderr.strip()}")
+        timings[f"started {version}/{name}"] = 0.0  # what stop_tracking_server may stop again
     timings["postgres"] = time.perf_counter() - t0
     if _psql("SELECT 1 FROM pg_roles WHERE rolname='chemrobust'").stdout.strip() != "1":
         _psql("CREATE ROLE chemrobust LOGIN PASSWORD 'chemrobust'")
@@ -203,6 +205,59 @@ def ensure_tracking_server(
     log(f"tracking server: started {uri} ({shown}, pid {process.pid}); "
         + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items()))  # fmt: skip
     return TrackingServer(uri, shown, artifacts, False, timings)
+
+
+def stop_tracking_server(server: TrackingServer, state_dir: Path, *, log: Log = print) -> list[str]:
+    """Stop what :func:`ensure_tracking_server` started: the server process and a PostgreSQL it started.
+
+    A reused server (``server.reused``) is left running: someone else started it. Returns what was stopped.
+
+    Parameters
+    ----------
+    server : TrackingServer
+        What :func:`ensure_tracking_server` returned.
+    state_dir : pathlib.Path
+        The same folder (its ``tracking-server/server.json`` names the process).
+    log : callable
+        Receives one line of what was stopped.
+    """
+    if server.reused:
+        return []
+    stopped = []
+    record = Path(state_dir).resolve() / "tracking-server" / "server.json"
+    pid = json.loads(record.read_text()).get("pid") if record.is_file() else None
+    if isinstance(pid, int) and _stop_group(pid):
+        stopped.append(f"mlflow server (pid {pid})")
+    for step in server.timings:
+        if step.startswith("started "):
+            version, name = step.removeprefix("started ").split("/")
+            if run_command(["pg_ctlcluster", version, name, "stop"]).returncode == 0:
+                stopped.append(f"PostgreSQL {version}/{name}")
+    if stopped:
+        log("tracking server: stopped " + ", ".join(stopped))
+    return stopped
+
+
+def _stop_group(pid: int, timeout_s: float = 15) -> bool:
+    """SIGTERM the process group ``pid`` leads (the server runs in its own session); True if it ended."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return False
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        try:  # our own child (a test): reap it, or it stays a zombie that answers kill(pid, 0)
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return True
+        except ChildProcessError:
+            pass
+        time.sleep(0.1)
+    os.killpg(pid, signal.SIGKILL)
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -53,3 +53,29 @@ def test_server_stores_runs_in_postgres(tracking_server, experiment):
     assert [r.info.run_id for r in runs] == [run_id]
     assert runs[0].info.status == "FAILED"
     assert runs[0].data.tags["chemrobust.failure_reason"] == "probe reason"
+
+
+def test_stopping_ends_the_server_it_started_and_leaves_a_reused_one(tmp_path):
+    """What the suite started it stops afterwards (tests/conftest.py); what it found running it leaves."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from leaderboard.cluster.tracking_server import TrackingServer, stop_tracking_server
+
+    folder = tmp_path / "tracking-server"
+    folder.mkdir()
+    process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True)
+    (folder / "server.json").write_text(json.dumps({"pid": process.pid}))
+    reused = TrackingServer("http://127.0.0.1:1", "postgresql://…", tmp_path, True, {})
+    assert stop_tracking_server(reused, tmp_path) == [] and process.poll() is None
+    started = TrackingServer("http://127.0.0.1:1", "postgresql://…", tmp_path, False, {})
+    assert stop_tracking_server(started, tmp_path) == [f"mlflow server (pid {process.pid})"]
+    assert process.wait(timeout=5) is not None
+    try:
+        os.kill(process.pid, 0)
+    except ProcessLookupError:
+        pass
+    else:
+        raise AssertionError("the server process is still there")
