@@ -236,3 +236,18 @@ def test_reserved_ids_cover_the_committed_site_and_its_nav() -> None:
 def test_the_site_refuses_a_reserved_id_in_its_data(sub_id: str) -> None:
     with pytest.raises(ValueError, match="is reserved"):
         check_slug(sub_id, "runs: row 0 'submission'")
+
+
+def test_the_security_page_states_the_host_side_limits_from_the_code(tmp_path) -> None:
+    """Issue 30: the page says what one hostile run's scoring can cost, read from the limits in force."""
+    from evaluators.answers import opsin
+    from leaderboard.execution.limits import ScoringLimits
+
+    page = security_page(tmp_path)
+    limits = ScoringLimits()
+    section = page.split("## The host's own parsers and clients", 1)[1].split("\n## ", 1)[0]
+    figures = (f"{limits.memory_bytes // 1024**3} GiB", f"{limits.cpu_s} CPU seconds", f"{limits.wall_s:g} s",
+               f"{opsin.MAX_NAME_LENGTH} characters", f"{opsin.OPSIN_HEAP} heap", "name resolution")
+    for figure in figures:
+        assert figure in " ".join(section.split()), figure
+    assert "become `?`" not in page and "visible escapes" in page

@@ -198,7 +198,8 @@ _CHECKS = """\
   by default); other files in `/out` are left out with a note in the log. Declared `.gz` artifacts are
   decompressed as a stream with a 1 GiB cap (no gzip bombs), and per-item tables are checked row by row.
 - Failure reasons are one line; control characters (terminal escapes, bells, bidirectional overrides)
-  become `?` before they reach the terminal, MLflow or this site, and the site escapes Markdown and HTML.
+  are written as visible escapes (`\\x1b`, `\\u202e`) before they reach the terminal, MLflow, the exports
+  or this site (`leaderboard.text`), and the site escapes Markdown and HTML.
 - MLflow keeps a failure's full reason and log tail for the maintainers. This site and the pull-request
   summary show its category and a short reason with host details replaced by placeholders: absolute
   paths other than the sandbox's own mounts, Docker storage paths, a kernel command line, container ids
@@ -276,6 +277,37 @@ _LIMITS = """\
   container."""
 
 
+def host_parsing() -> str:
+    """Return the section on the host's own parsers and clients, with the limits read from the code."""
+    from evaluators.answers import opsin
+    from leaderboard.execution.limits import ScoringLimits
+
+    limits = ScoringLimits()
+    return f"""\
+## The host's own parsers and clients
+
+The host reads what a run wrote (completions, predictions) and calls the API servers endpoint manifests
+name: both are attack surfaces too.
+
+- **Scoring runs under limits**, like the container: reading a run's outputs and the track's host step
+  run in a child process leading its own process group, with {limits.memory_bytes // 1024**3} GiB of address
+  space, {limits.cpu_s} CPU seconds and a {limits.wall_s:g} s wall clock that kills the whole group (the OPSIN
+  JVM included). A run whose scoring trips a limit fails with the reason; the next job goes on. This is
+  the worst case one hostile run's scoring can cost.
+- **Answers are capped before parsing:** at most {opsin.MAX_NAME_LENGTH} characters, brackets nested at most
+  {opsin.MAX_NAME_DEPTH} deep, at most {opsin.MAX_NAME_EXPANSION} copies asked for by multiplying prefixes
+  (bis, tris, …kis along nested brackets), and no structure over {opsin.MAX_ANSWER_ATOMS} atoms after
+  parsing. OPSIN runs with a {opsin.OPSIN_HEAP} heap; a name stuck for {opsin.NAME_TIMEOUT_S:g} s or
+  exhausting the heap is invalid with its reason, a batch over {opsin.BATCH_TIMEOUT_S:g} s fails the
+  scoring. An answer that trips a cap is one invalid answer, counted with the reason; an invalid UTF-8
+  completion invalidates that answer only.
+- **Endpoint calls have real deadlines:** one request — name resolution, connect, headers and the whole
+  body — has the manifest's `timeout_s` in all (a watchdog shuts the socket down; a resolver that never
+  answers is waited on only until then), the run has the runner's wall-clock limit, and retries have a
+  time budget (three timeouts, at least 30 s). The first address a name resolves to is kept for the run.
+  No proxy from the environment, no redirects (they would carry the key elsewhere)."""
+
+
 def security_page(data_dir: Path) -> str:
     """Return the Markdown of the "Security model" page.
 
@@ -325,5 +357,5 @@ def security_page(data_dir: Path) -> str:
         )
     else:
         out += ["The adversarial suite has not been run yet (no `site/data/security.json`)."]
-    out += ["", _CHECKS, "", _SUPPLY, "", _LABELS, "", _GPU, "", _FAULTS, "", _LIMITS, ""]
+    out += ["", _CHECKS, "", host_parsing(), "", _SUPPLY, "", _LABELS, "", _GPU, "", _FAULTS, "", _LIMITS, ""]
     return "\n".join(out)
