@@ -247,7 +247,7 @@ def test_the_security_page_states_the_host_side_limits_from_the_code(tmp_path) -
     limits = ScoringLimits()
     section = page.split("## The host's own parsers and clients", 1)[1].split("\n## ", 1)[0]
     figures = (f"{limits.memory_bytes // 1024**3} GiB", f"{limits.cpu_s} CPU seconds", f"{limits.wall_s:g} s",
-               f"{opsin.MAX_NAME_LENGTH} characters", f"{opsin.OPSIN_HEAP} heap", "name resolution")
+               f"{opsin.MAX_NAME_LENGTH} characters", f"-Xmx{opsin.OPSIN_HEAP}", "name resolution")
     for figure in figures:
         assert figure in " ".join(section.split()), figure
     assert "become `?`" not in page and "visible escapes" in page

@@ -297,7 +297,7 @@ name: both are attack surfaces too.
 - **Answers are capped before parsing:** at most {opsin.MAX_NAME_LENGTH} characters, brackets nested at most
   {opsin.MAX_NAME_DEPTH} deep, at most {opsin.MAX_NAME_EXPANSION} copies asked for by multiplying prefixes
   (bis, tris, …kis along nested brackets), and no structure over {opsin.MAX_ANSWER_ATOMS} atoms after
-  parsing. OPSIN runs with a {opsin.OPSIN_HEAP} heap; a name stuck for {opsin.NAME_TIMEOUT_S:g} s or
+  parsing. OPSIN runs with `-Xmx{opsin.OPSIN_HEAP}`; a name stuck for {opsin.NAME_TIMEOUT_S:g} s or
   exhausting the heap is invalid with its reason, a batch over {opsin.BATCH_TIMEOUT_S:g} s fails the
   scoring. An answer that trips a cap is one invalid answer, counted with the reason; an invalid UTF-8
   completion invalidates that answer only.
