@@ -209,7 +209,7 @@ def public_reason(reason: Any, *, limit: int = PUBLIC_REASON_MAX) -> str:
     Examples
     --------
     >>> public_reason("chemrobust: error: OSError: /home/alice/.cache/x\x1b[2J\nTraceback ...")
-    'chemrobust: error: OSError: <path>?[2J'
+    'chemrobust: error: OSError: <path>\\x1b[2J'
     >>> public_reason(None)
     'no reason recorded'
     """

@@ -32,8 +32,8 @@ def shown_argument(arg: str) -> str:
 
     Examples
     --------
-    >>> shown_argument("x\x1b[2J\n\u202e")
-    "'x?[2J??'"
+    >>> print(shown_argument("x\x1b[2J\n\u202e"))
+    'x\x1b[2J\x0a\u202e'
     """
     return f"'{clip(printable(arg, collapse=False), 200)}'"
 

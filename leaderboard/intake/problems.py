@@ -102,8 +102,8 @@ class Problem:
     >>> p = Problem("s/x/submission.yaml", "pooling", "'max'", message, "Use mean or cls.", "schema")
     >>> str(p)
     "s/x/submission.yaml: 'pooling' Input should be 'mean' or 'cls', got 'max'. Use mean or cls."
-    >>> Problem("f", "", "", "bad \x1b[2J\nvalue", "", "yaml").message
-    'bad ?[2J?value'
+    >>> print(Problem("f", "", "", "bad \x1b[2J\nvalue", "", "yaml").message)
+    bad \x1b[2J\x0avalue
     >>> str(Problem("f", "", "", "not valid YAML: oops.", "Fix it.", "yaml", at=Location(3, 7)))
     'f:3:7: not valid YAML: oops. Fix it.'
     """
