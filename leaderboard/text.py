@@ -75,7 +75,7 @@ def printable(text: str, *, collapse: bool = True) -> str:
     collapse : bool
         First collapse whitespace runs (line breaks and tabs included) to one space and strip the ends,
         as suits a log line. Without it, spaces are kept as they are and a line break or tab becomes
-        ``?`` like any other control character, as suits a quoted value or key.
+        escaped like any other control character, as suits a quoted value or key.
 
     Returns
     -------

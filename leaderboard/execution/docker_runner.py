@@ -26,7 +26,8 @@ Invariants
   :data:`POLL_S` seconds while the container runs and once after it ends; a run over the cap, or whose
   ``/out`` is full, is killed and fails with ``output limit exceeded: …``. Without the mount (a host that
   cannot make it; a caller that did not ask) that polling is the only limit.
-- Reasons are sanitised: control characters (terminal escapes, bells, bidi overrides) become ``?``.
+- Reasons are sanitised: control characters (terminal escapes, bells, bidi overrides) become visible
+  escapes (:func:`leaderboard.text.printable`).
 - Containers carry the label ``org.chemrobust.owner`` (the evaluation's state folder); containers left
   running by an orchestrator that was killed are removed by :meth:`DockerRunner.remove_orphans`.
 - Nothing connects to an engine at import time: the client is injected (:func:`docker_client_or_none`).

@@ -333,7 +333,7 @@ def hardware_info() -> dict[str, str]:
 
 
 def printable(text: str) -> str:
-    """Return ``text`` with whitespace runs collapsed to one space and other control characters as ``?``.
+    """Return ``text`` with whitespace runs collapsed to one space and other control characters escaped.
 
     Parameters
     ----------
@@ -344,7 +344,7 @@ def printable(text: str) -> str:
     -------
     str
         One line that is safe to print in a terminal: no escape sequences, bells, carriage returns or
-        bidirectional overrides (every character that ``str.isprintable`` rejects becomes ``?``).
+        bidirectional overrides (every character that ``str.isprintable`` rejects becomes its escape).
     """
     return text_printable(text)  # the one helper (leaderboard.text), under the name this module exports
 

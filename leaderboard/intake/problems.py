@@ -36,9 +36,10 @@ class Location:
         1-based, as editors count them.
     source : str
         The offending line (or a window of it around ``column`` when it is long), printable: a tab or a
-        control character shows as ``?``, one character for one, so the caret stays aligned.
+        control character shows as its visible escape (``\x09``, ``\x1b``).
     caret : int
-        0-based index into ``source`` of the character ``column`` points at.
+        0-based index into ``source`` of the character ``column`` points at (escapes before it counted
+        at their shown width, so the caret stays under it).
 
     Examples
     --------
@@ -47,6 +48,9 @@ class Location:
     ('name: [open', 6)
     >>> at.pointer()
     ('name: [open', '      ^')
+    >>> print("\n".join(Location.in_text("a\tb: [open", line=1, column=6).pointer()))
+    a\x09b: [open
+            ^
     """
 
     line: int
@@ -61,7 +65,8 @@ class Location:
         raw = lines[line - 1] if 0 < line <= len(lines) else ""
         start = max(0, min(column - 1 - _SOURCE_LIMIT // 2, len(raw) - _SOURCE_LIMIT))
         window = printable(raw[start : start + _SOURCE_LIMIT], collapse=False)
-        return cls(line, column, window, max(0, min(column - 1 - start, len(window))))
+        caret = len(printable(raw[start : max(start, column - 1)], collapse=False))
+        return cls(line, column, window, max(0, min(caret, len(window))))
 
     def pointer(self) -> tuple[str, str]:
         """Return the two lines a terminal shows: the offending line and a caret under the column."""
@@ -157,7 +162,7 @@ class ManifestError(ValueError):
 
 
 def safe_text(text: Any, limit: int) -> str:
-    """Return ``text`` as one printable line (control characters as ``?``, spaces kept), clipped."""
+    """Return ``text`` as one printable line (control characters as visible escapes, spaces kept), clipped."""
     return clip(printable(str(text), collapse=False), limit)
 
 
