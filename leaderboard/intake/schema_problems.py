@@ -83,11 +83,32 @@ def schema_problem(file: str, error: Mapping[str, Any], parsed: Parsed | None = 
     if parsed is None or not error["loc"]:
         return problem
     loc = list(error["loc"])
+    written = parsed.written_at(loc) if error["type"] == "string_type" else None
+    if written is not None and isinstance(error.get("input"), (bool, int, float)):
+        problem = _resolved(problem, written, error["input"])
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
         # The tag field is at fault ('model.source'), or, when it is missing, the mapping that lacks it.
         loc.append(str((error.get("ctx") or {}).get("discriminator", "source")).strip("'"))
     at = parsed.locate(loc, key=error["type"] == "extra_forbidden")
     return problem if at is None else replace(problem, at=at)
+
+
+def _resolved(problem: Problem, written: str, value: bool | int | float) -> Problem:
+    """Restate a text field that YAML read as a number or boolean (``0123456`` → 42798) as written.
+
+    pydantic only sees the resolved value, so its message ("got 42798") names a number the author never
+    wrote; a short SHA, a version or a name like ``yes`` is read so when left unquoted.
+    """
+    kind = "boolean" if isinstance(value, bool) else "number"
+    quoted = safe_text(written, 60)
+    message = (
+        f"'{problem.field}' must be text, but YAML reads the unquoted {quoted} as the {kind} "
+        f"{safe_text(repr(value), 60)}."
+    )
+    fix = f"Put the value in quotes ('{quoted}') so YAML keeps it as written." + (
+        f" {problem.fix}" if problem.fix else ""
+    )
+    return replace(problem, value=shown(written), message=message, fix=fix)
 
 
 def _problem(file: str, error: Mapping[str, Any]) -> Problem:

@@ -1,0 +1,55 @@
+"""Issue 35, part 6: the author-side gaps of the validator, each closed with the message the author reads.
+
+Each test writes a manifest with one of the gaps a demanding author hit and checks the one problem it now
+gets: its field, its ``file:line:col`` where the document holds the node, and the words of the fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from leaderboard.intake.manifest import Problem, check_submission
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+MANIFEST = f"""\
+id: acme
+name: ACME
+authors: [A. Author]
+contact: a@example.org
+license: MIT
+model:
+  source: huggingface
+  id: acme/chem
+  revision: {SHA}
+  architecture: encoder
+  capabilities: [embed]
+adapter: transformers
+"""
+
+
+def _check(root: Path, text: str, sub_id: str = "acme") -> list[Problem]:
+    folder = root / sub_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "submission.yaml").write_text(text, encoding="utf-8")
+    return list(check_submission(folder).problems)
+
+
+def test_the_base_manifest_is_valid(tmp_path):
+    assert _check(tmp_path, MANIFEST) == []
+
+
+def test_a_short_sha_read_as_octal_is_reported_as_written(tmp_path):
+    # YAML 1.1 reads 0123456 as the octal integer 42798: the author never wrote that number.
+    (problem,) = _check(tmp_path, MANIFEST.replace(SHA, "0123456"))
+    assert (problem.field, problem.value, problem.check) == ("model.revision", "'0123456'", "schema")
+    assert "42798" in problem.message and "the unquoted 0123456" in problem.message
+    assert "Put the value in quotes ('0123456')" in problem.fix and "40-character commit SHA" in problem.fix
+    assert problem.at is not None and (problem.at.line, problem.at.column) == (9, 13)
+    assert "got 42798" not in str(problem) and "\n" not in str(problem)
+
+
+def test_an_unquoted_boolean_in_a_text_field_is_reported_as_written(tmp_path):
+    (problem,) = _check(tmp_path, MANIFEST.replace("license: MIT", "license: yes"))
+    assert problem.field == "license"
+    assert "reads the unquoted yes as the boolean True" in problem.message
+    assert "('yes')" in problem.fix
