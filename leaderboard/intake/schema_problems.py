@@ -118,6 +118,8 @@ def _problem(file: str, error: Mapping[str, Any]) -> Problem:
     ctx = error.get("ctx") or {}
     if kind == "manifest_reserved":  # it names field, value and fix
         return Problem(file, ctx["field"], ctx["value"], ctx["message"], ctx["fix"], "schema")
+    if kind == "manifest_track":
+        return _track_problem(file, loc, str(ctx["track"]), list(ctx["known"]))
     if kind == "extra_forbidden":
         return Problem(
             file, loc, shown(error.get("input")), f"unknown key '{loc}'.", _spelling(error["loc"]), "schema"
@@ -141,6 +143,22 @@ def _problem(file: str, error: Mapping[str, Any]) -> Problem:
         return Problem(file, "", "", message, "", "consistency")
     value = shown(error.get("input"))
     return Problem(file, loc, value, f"'{loc}' {message}, got {value}.", fix, "schema")
+
+
+def _track_problem(file: str, loc: str, track: str, known: list[str]) -> Problem:
+    """Return the problem of an unknown track name: every registered track, and the closest one.
+
+    Compared in lowercase, so that a name in the wrong case ('AMORE') gets its track.
+    """
+    value = shown(track)
+    message = f"'{loc}' {value} is not a track; choose from {', '.join(known)}."
+    close = difflib.get_close_matches(track.lower(), known, n=1, cutoff=0.6)
+    if close:
+        case = " Track names are lowercase." if track.lower() == close[0] else ""
+        fix = f"Did you mean '{close[0]}'?{case}"
+    else:
+        fix = "Use one of the names listed, or leave 'tracks' out to run every track the capabilities allow."
+    return Problem(file, loc, value, message, fix, "schema")
 
 
 def _model_classes(annotation: Any) -> list[type[BaseModel]]:

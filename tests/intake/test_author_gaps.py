@@ -53,3 +53,25 @@ def test_an_unquoted_boolean_in_a_text_field_is_reported_as_written(tmp_path):
     assert problem.field == "license"
     assert "reads the unquoted yes as the boolean True" in problem.message
     assert "('yes')" in problem.fix
+
+
+def test_a_track_in_the_wrong_case_lists_the_tracks_and_suggests_the_right_one(tmp_path):
+    from evaluators.tracks import TRACKS
+
+    (problem,) = _check(tmp_path, MANIFEST + "tracks: [AMORE]\n")
+    assert (problem.field, problem.value, problem.check) == ("tracks.0", "'AMORE'", "schema")
+    assert f"choose from {', '.join(TRACKS.names())}." in problem.message  # the registry, not a copy
+    assert problem.fix == "Did you mean 'amore'? Track names are lowercase."
+    assert problem.at is not None and (problem.at.line, problem.at.column) == (13, 10)
+
+
+def test_a_misspelt_track_gets_the_closest_name_and_a_far_one_the_list(tmp_path):
+    problems = _check(tmp_path, MANIFEST + "tracks: [amore, consistncy, zzz]\n")
+    assert [(p.field, p.fix.split("?")[0]) for p in problems] == [
+        ("tracks.1", "Did you mean 'consistency'"),
+        (
+            "tracks.2",
+            "Use one of the names listed, or leave 'tracks' out to run every track the capabilities allow.",
+        ),
+    ]
+    assert all("choose from amore, consistency" in p.message for p in problems)
