@@ -75,3 +75,23 @@ def test_a_misspelt_track_gets_the_closest_name_and_a_far_one_the_list(tmp_path)
         ),
     ]
     assert all("choose from amore, consistency" in p.message for p in problems)
+
+
+def test_an_encoder_that_declares_generate_is_refused(tmp_path):
+    text = MANIFEST.replace("capabilities: [embed]", "capabilities: [embed, generate]")
+    (problem,) = _check(tmp_path, text)
+    assert (problem.field, problem.check) == ("model.capabilities", "consistency")
+    assert problem.message == (
+        "'model.capabilities' declares 'generate', which an 'encoder' model cannot do (it can 'embed'; "
+        "'generate' needs one of 'decoder', 'encoder-decoder', 'non-neural')."
+    )
+    assert problem.fix.startswith("Remove 'generate' from 'model.capabilities'")
+    assert problem.at is not None and problem.at.source.strip() == "capabilities: [embed, generate]"
+
+
+def test_a_decoder_may_generate_and_every_architecture_is_declared(tmp_path):
+    from evaluators.adapters import ARCHITECTURE_CAPABILITIES, ARCHITECTURES
+
+    assert set(ARCHITECTURE_CAPABILITIES) == set(ARCHITECTURES)
+    text = MANIFEST.replace("encoder", "decoder").replace("[embed]", "[generate]")
+    assert _check(tmp_path, text) == []
