@@ -95,3 +95,42 @@ def test_a_decoder_may_generate_and_every_architecture_is_declared(tmp_path):
     assert set(ARCHITECTURE_CAPABILITIES) == set(ARCHITECTURES)
     text = MANIFEST.replace("encoder", "decoder").replace("[embed]", "[generate]")
     assert _check(tmp_path, text) == []
+
+
+def _endpoint_manifest(url: str, api: str = "chat") -> str:
+    return f"""\
+id: acme-api
+name: ACME API
+authors: [Ada]
+contact: ada@example.org
+license: mit
+model:
+  source: endpoint
+  url: {url}
+  api: {api}
+  model: acme-chem-7b
+  architecture: decoder
+  capabilities: [generate]
+  max_requests: 20000
+"""
+
+
+def test_an_endpoint_url_with_the_request_path_is_refused_with_its_base(tmp_path):
+    url = "https://api.example.org/v1/chat/completions"
+    (problem,) = _check(tmp_path, _endpoint_manifest(url), "acme-api")
+    assert (problem.field, problem.value, problem.check) == ("model.url", repr(url), "consistency")
+    assert problem.message == (
+        "'model.url' ends in '/chat/completions', a path the host adds itself: requests would go to "
+        "'/v1/chat/completions/chat/completions' on that server and fail with 404."
+    )
+    assert problem.fix.startswith("Give the API's base URL, 'https://api.example.org/v1' ")
+    assert problem.at is not None and (problem.at.line, problem.at.column) == (8, 8)
+
+
+def test_a_completions_path_is_refused_and_the_base_url_passes(tmp_path):
+    (problem,) = _check(
+        tmp_path, _endpoint_manifest("http://localhost:8000/v1/completions/", "completions"), "acme-api"
+    )
+    assert "ends in '/completions'" in problem.message and "'/v1/completions/completions'" in problem.message
+    assert "'http://localhost:8000/v1'" in problem.fix
+    assert _check(tmp_path, _endpoint_manifest("https://api.example.org/v1"), "acme-api") == []
