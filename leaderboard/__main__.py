@@ -301,8 +301,9 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from evaluators.datasets import DEFAULT_DATASETS
     from evaluators.tracks import TrackOptions
-    from leaderboard.execution.evaluate import DEFAULT_DATASETS, EvaluationLockedError, Evaluator
+    from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE
     from leaderboard.execution.sandbox import SandboxLimits
 

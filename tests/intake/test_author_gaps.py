@@ -134,3 +134,35 @@ def test_a_completions_path_is_refused_and_the_base_url_passes(tmp_path):
     assert "ends in '/completions'" in problem.message and "'/v1/completions/completions'" in problem.message
     assert "'http://localhost:8000/v1'" in problem.fix
     assert _check(tmp_path, _endpoint_manifest("https://api.example.org/v1"), "acme-api") == []
+
+
+def _plan(root: Path, text: str, sub_id: str = "acme") -> list[str]:
+    from leaderboard.intake.pr_report import validation_markdown
+    from leaderboard.intake.report import check_manifest
+
+    folder = root / "submissions" / sub_id
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "submission.yaml").write_text(text, encoding="utf-8")
+    md = validation_markdown([check_manifest(folder / "submission.yaml", root=root)])
+    return md[md.index("**What maintainers will run**") :].split("\n\n")[1].splitlines()
+
+
+def test_the_pr_report_lists_the_sets_each_generative_track_runs_on(tmp_path):
+    text = _endpoint_manifest("https://api.example.org/v1") + "tracks: [consistency, identity_blinded]\n"
+    lines = _plan(tmp_path, text, "acme-api")
+    assert not any("datamol-default" in line for line in lines)  # a T1 set: no generative track reads it
+    by_track = {line.split(":")[0].strip(" -"): line for line in lines if line.startswith("  - ")}
+    assert "<code>pubchem-names</code> (*default*)" in by_track["<code>consistency</code>"]
+    assert "<code>smiles-iupac-pairs</code>" in by_track["<code>consistency</code>"]
+    assert by_track["<code>identity\\_blinded</code>"].endswith(": <code>edit-pairs</code>")
+
+
+def test_the_sets_of_a_track_are_those_the_registry_says_it_accepts():
+    from evaluators.datasets import DATASETS, DEFAULT_DATASETS
+    from evaluators.tracks import TRACKS
+    from leaderboard.intake.pr_report import track_datasets
+
+    for track, (default, others) in track_datasets(TRACKS.names()).items():
+        served = {d for d in DATASETS.names() if TRACKS.get(track).accepts(DATASETS.get(d))}
+        assert set(default) | set(others) == served and set(default) <= set(DEFAULT_DATASETS)
+    assert track_datasets(["amore"])["amore"][0] == ["datamol-default"]
