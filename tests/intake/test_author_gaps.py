@@ -190,3 +190,16 @@ def test_a_flow_style_code_entry_and_a_folder_mismatch_are_located_too(tmp_path)
     problems = {p.field: p for p in _check(tmp_path, text.replace("id: acme", "id: other"), "acme")}
     assert problems["id"].at is not None and problems["id"].at.line == 1
     assert problems["code.file"].at is not None and problems["code.file"].at.source.startswith("code: {file")
+
+
+def test_the_cli_help_is_plain_text(capsys):
+    import pytest
+
+    from leaderboard.__main__ import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "``" not in out and ":mod:" not in out and ":func:" not in out
+    assert "(leaderboard.site.publish)" in out and "goes through leaderboard.text.printable first" in out
