@@ -19,6 +19,7 @@ through :func:`leaderboard.text.printable` first: one line, no terminal escapes.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
@@ -301,8 +302,9 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
+    from evaluators.datasets import DEFAULT_DATASETS
     from evaluators.tracks import TrackOptions
-    from leaderboard.execution.evaluate import DEFAULT_DATASETS, EvaluationLockedError, Evaluator
+    from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE
     from leaderboard.execution.sandbox import SandboxLimits
 
@@ -386,9 +388,38 @@ def _evaluate(args: argparse.Namespace) -> int:
     return 1 if (summary.failed or summary.invalid) else 0
 
 
+#: A Sphinx role (``:mod:`x```, ``:func:`~a.b```) and an inline literal (````x````) of reStructuredText.
+_ROLE = re.compile(r":[a-z]+:`(~?)([^`]+)`")
+_LITERAL = re.compile(r"``(.+?)``", re.DOTALL)
+
+
+def plain(doc: str) -> str:
+    """Return a docstring as the plain text ``--help`` prints: roles and literal markup removed.
+
+    ``--help`` showed this module's docstring as written, double backticks and ``:mod:`` roles included.
+
+    Parameters
+    ----------
+    doc : str
+        reStructuredText as docstrings write it.
+
+    Returns
+    -------
+    str
+        The same text: a role's target alone (its last dotted part with ``~``), a literal's content alone.
+
+    Examples
+    --------
+    >>> plain("``site`` merges (:mod:`leaderboard.site.publish`, :func:`~leaderboard.text.printable`).")
+    'site merges (leaderboard.site.publish, printable).'
+    """
+    text = _ROLE.sub(lambda m: m[2].rsplit(".", 1)[-1] if m[1] else m[2], doc)
+    return _LITERAL.sub(r"\1", text)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; return the exit status."""
-    parser = argparse.ArgumentParser(prog="python -m leaderboard", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m leaderboard", description=plain(__doc__ or ""))
     parser.add_argument("--state-dir", default=str(STATE_DIR), help="local state folder (default: .state/)")
     sub = parser.add_subparsers(dest="command", required=True)
     val = sub.add_parser("validate", help="check manifests without running submission code")

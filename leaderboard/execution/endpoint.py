@@ -77,14 +77,13 @@ from leaderboard.execution.endpoint_cache import (
     scrub_secret,
 )
 from leaderboard.execution.endpoint_http import Watchdog, open_connection, resolve, time_left
-from leaderboard.intake.endpoints import EndpointModel
+from leaderboard.intake.endpoints import API_PATHS, EndpointModel
 
 __all__ = [
     "BudgetExhausted", "Budget", "DryRun", "EndpointAdapter", "EndpointError", "EndpointStats",
     "EndpointTimeout", "ResponseCache", "scrub_secret",
 ]  # fmt: skip
 
-API_PATHS = {"chat": "/chat/completions", "completions": "/completions"}
 #: A response body larger than this is refused (no completion is that long).
 MAX_RESPONSE_BYTES = 8 * 1024**2
 #: Retries of a malformed or truncated body: it was sent in full, so a second failure is the server's.

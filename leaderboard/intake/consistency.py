@@ -3,9 +3,9 @@
 A rule relates fields that are each valid on their own: the adapter and the capabilities, architecture
 and model source it can serve; ``code`` and the ``custom`` adapter; the tracks and the capabilities they
 need. The facts come from the evaluators' registries, never from a list kept here: each adapter class
-declares ``capabilities``, ``architectures`` and ``weights`` (:mod:`evaluators.adapters`), each track its
-``capability`` (:mod:`evaluators.tracks`). An endpoint submission has its own rules
-(:func:`leaderboard.intake.endpoints.endpoint_rules`).
+declares ``capabilities``, ``architectures`` and ``weights`` (:mod:`evaluators.adapters`, which also
+declares what each architecture can do), each track its ``capability`` (:mod:`evaluators.tracks`). An
+endpoint submission has its own rules (:func:`leaderboard.intake.endpoints.endpoint_rules`).
 
 :func:`consistency_violations` reads a mapping of the fields that passed the schema (YAML path → value):
 a rule whose fields are not all there is not checked, so a typo in one field never hides a violation
@@ -28,8 +28,8 @@ from typing import Any
 from leaderboard.intake.endpoints import endpoint_rules
 
 __all__ = [
-    "AdapterFacts", "Violation", "adapter_capabilities", "adapter_facts", "consistency_violations",
-    "track_capabilities",
+    "AdapterFacts", "Violation", "adapter_capabilities", "adapter_facts", "architecture_capabilities",
+    "consistency_violations", "track_capabilities",
 ]  # fmt: skip
 
 #: ``(field, value, message, fix)`` of one broken rule.
@@ -89,6 +89,20 @@ def adapter_facts() -> dict[str, AdapterFacts]:
             frozenset(cls.capabilities), frozenset(cls.architectures), cls.weights, dict(cls.settings)
         )
     return facts
+
+
+def architecture_capabilities() -> dict[str, frozenset[str]]:
+    """Return the capabilities a model of each architecture can have, whatever its adapter.
+
+    Returns
+    -------
+    dict of str to frozenset of str
+        Architecture → capabilities (:data:`evaluators.adapters.ARCHITECTURE_CAPABILITIES`): an
+        encoder only embeds.
+    """
+    from evaluators.adapters import ARCHITECTURE_CAPABILITIES
+
+    return dict(ARCHITECTURE_CAPABILITIES)
 
 
 def adapter_capabilities() -> dict[str, frozenset[str]]:
@@ -174,6 +188,29 @@ def _adapter_rules(known: Mapping[str, Any], adapter: str) -> list[Violation]:
     return out
 
 
+def _architecture_rule(known: Mapping[str, Any]) -> list[Violation]:
+    """Check that the declared capabilities are ones the declared architecture can have.
+
+    Only an endpoint was checked once: an encoder declaring ``generate`` passed and failed at run time.
+    """
+    architecture, declared = known.get("model.architecture"), known.get("model.capabilities")
+    if architecture is None or declared is None:
+        return []
+    can = architecture_capabilities().get(architecture, frozenset())
+    beyond = sorted(set(declared) - can)
+    if not beyond:
+        return []
+    able = [a for a, caps in architecture_capabilities().items() if set(beyond) <= caps]
+    return [(
+        "model.capabilities",
+        sorted(declared),
+        f"'model.capabilities' declares {_names(beyond)}, which an {architecture!r} model cannot do "
+        f"(it can {_names(can)}; {_names(beyond)} needs one of {_names(able)}).",
+        f"Remove {_names(beyond)} from 'model.capabilities', or declare the model's real "
+        "'model.architecture' if it has a decoder.",
+    )]  # fmt: skip
+
+
 def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
     """Return every cross-field rule the manifest breaks, in a fixed order.
 
@@ -208,6 +245,7 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
             "Declare its architecture (encoder, decoder or encoder-decoder); a model without weights uses "
             "'model.source: none'.",
         ))  # fmt: skip
+    out.extend(_architecture_rule(known))
     if "tracks" in known and "model.capabilities" in known:
         needs = track_capabilities()
         for track in known["tracks"] or []:

@@ -24,8 +24,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ENDPOINT_FIXES", "EndpointModel", "endpoint_key_env", "endpoint_rules"]
+__all__ = ["API_PATHS", "ENDPOINT_FIXES", "EndpointModel", "endpoint_key_env", "endpoint_rules"]
 
+#: The path the host appends to ``model.url`` for each ``model.api`` (so the URL is the API's base).
+API_PATHS: dict[str, str] = {"chat": "/chat/completions", "completions": "/completions"}
 #: Loopback host names: the only hosts an ``http://`` endpoint may send a key to.
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 #: Top-level manifest fields that configure code in the sandbox, meaningless for an endpoint.
@@ -98,6 +100,30 @@ def is_loopback(url: str) -> bool:
         return False
 
 
+def _request_path_rule(model: EndpointModel) -> list[tuple[str, Any, str, str]]:
+    """Refuse a ``model.url`` that already ends in a request path the host appends itself.
+
+    Such a URL passed the schema and every request then went to ``…/chat/completions/chat/completions``,
+    a 404 found only at run time.
+    """
+    parts = urlsplit(model.url)
+    path = parts.path.rstrip("/")
+    # The longest first: '/chat/completions' also ends in '/completions'.
+    paths = sorted(set(API_PATHS.values()), key=len, reverse=True)
+    suffix = next((s for s in paths if path.endswith(s)), None)
+    if suffix is None:
+        return []
+    base = f"{parts.scheme}://{parts.netloc}{path[: -len(suffix)]}"
+    return [(
+        "model.url",
+        model.url,
+        f"'model.url' ends in '{suffix}', a path the host adds itself: requests would go to "
+        f"'{path}{API_PATHS[model.api]}' on that server and fail with 404.",
+        f"Give the API's base URL, '{base}' (it usually ends in the version, e.g. '/v1'), and choose the "
+        "request kind with 'model.api' (chat or completions).",
+    )]  # fmt: skip
+
+
 def endpoint_rules(
     model: EndpointModel | None,
     *,
@@ -162,6 +188,8 @@ def endpoint_rules(
         if need != "generate":
             message = f"'tracks': {track!r} needs capability {need!r}; an endpoint only generates."
             out.append(("tracks", track, message, "Remove the track."))
+    if model is not None:
+        out.extend(_request_path_rule(model))
     if model is None or model.api_key_env is None:
         return out
     expected = None if submission_id is None else endpoint_key_env(submission_id)

@@ -26,7 +26,7 @@ Side effects: none (reads files only).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -120,6 +120,18 @@ def _consistency(file: str, known: dict, parsed: Parsed) -> list[Problem]:
     ]
 
 
+def _located(problems: Iterable[Problem], parsed: Parsed) -> list[Problem]:
+    """Give each problem that names a field the ``line:col`` of that field's value in the manifest.
+
+    The folder and policy checks read the validated fields, not the document: without this, a missing
+    ``code.file`` was the one error an author got without a line to look at.
+    """
+    return [
+        p if p.at is not None or not p.field else replace(p, at=parsed.locate(p.field.split(".")))
+        for p in problems
+    ]
+
+
 def check_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Checked:
     """Run every check on one manifest (a ``submission.yaml`` file or its folder) and collect every problem.
 
@@ -165,7 +177,7 @@ def check_submission(path: Path, *, allow_remote_code: Iterable[str] = ()) -> Ch
         *parsed.problems,
         *(schema_problem(file, e, parsed) for e in schema_errors),
         *_consistency(file, known, parsed),
-        *folder_problems(path, known, allow_remote_code=set(allow_remote_code)),
+        *_located(folder_problems(path, known, allow_remote_code=set(allow_remote_code)), parsed),
     ]
     valid = submission if not errors(problems) else None
     return Checked(path, valid, tuple(problems))

@@ -34,10 +34,9 @@ from leaderboard.scrub import public_reason
 if TYPE_CHECKING:  # pandas is not installed in the light `nox -s validate` environment
     import pandas as pd
 
-__all__ = ["DEFAULT_DATASETS", "MAX_PROBLEMS_SHOWN", "pr_summary", "validation_markdown"]
+__all__ = ["MAX_PROBLEMS_SHOWN", "pr_summary", "track_datasets", "validation_markdown"]
 
 MAX_PROBLEMS_SHOWN = 50
-DEFAULT_DATASETS: tuple[str, ...] = ("datamol-default",)
 _MARK = {"pass": "✅", "warn": "⚠️", "fail": "❌", "skip": "⏭️"}
 
 
@@ -64,7 +63,56 @@ def _plural(n: int, word: str) -> str:
 # --------------------------------------------------------------------------------------------
 
 
-def _maintainer_plan(sub: Submission, datasets: Sequence[str]) -> list[str]:
+def track_datasets(
+    tracks: Sequence[str], defaults: Sequence[str] | None = None
+) -> dict[str, tuple[list[str], list[str]]]:
+    """Return, per track, the default data sets it runs on and the other registered sets that serve it.
+
+    A track runs on a data set when the track accepts it (``Track.accepts``, by default: the set lists the
+    track), exactly as :meth:`leaderboard.execution.evaluate.Evaluator.plan` chooses jobs; a fixed list here
+    once told generative submitters their tracks ran on ``datamol-default``, a set only T1 reads.
+
+    Parameters
+    ----------
+    tracks : sequence of str
+        Registered track names.
+    defaults : sequence of str, optional
+        The sets run without ``--dataset``; :data:`evaluators.datasets.DEFAULT_DATASETS` when omitted.
+
+    Returns
+    -------
+    dict of str to (list of str, list of str)
+        Track → (the defaults it runs on, the other sets of :data:`evaluators.datasets.DATASETS` that serve
+        it, which maintainers run with ``--dataset``), each in the registry's order.
+
+    Notes
+    -----
+    Imports the registries on first call (numpy and RDKit, not torch), as the manifest checks do.
+    """
+    from evaluators.datasets import DATASETS, DEFAULT_DATASETS
+    from evaluators.tracks import TRACKS
+
+    chosen = list(DEFAULT_DATASETS if defaults is None else defaults)
+    out = {}
+    for track in tracks:
+        serves = [d for d in DATASETS.names() if TRACKS.get(track).accepts(DATASETS.get(d))]
+        out[track] = ([d for d in chosen if d in serves], [d for d in serves if d not in chosen])
+    return out
+
+
+def _dataset_lines(tracks: Sequence[str], datasets: Sequence[str] | None) -> list[str]:
+    """Return the report's lines naming the data sets each track runs on, defaults first."""
+    lines = [
+        "- Data sets, by track (*default*: run by `nox -s evaluate`; the others when maintainers add them "
+        "with `--dataset`, as for the public board):"
+    ]
+    for track, (default, others) in track_datasets(tracks, datasets).items():
+        names = [f"{code(d)} (*default*)" for d in default] + [code(d) for d in others]
+        lines.append(f"  - {code(track)}: {', '.join(names) or 'no registered data set'}")
+    return lines
+
+
+def _maintainer_plan(sub: Submission, datasets: Sequence[str] | None) -> list[str]:
     model = sub.model
     mounted = "; mounted read-only in the container."
     if isinstance(model, HuggingFaceModel):
@@ -89,9 +137,8 @@ def _maintainer_plan(sub: Submission, datasets: Sequence[str]) -> list[str]:
             f"{model.max_requests} requests per run, {model.max_concurrency} at once.",
             "- No image and no submission code: the host asks the questions of track(s) "
             + tracks
-            + " × data set(s) "
-            + ", ".join(code(d) for d in datasets)
             + ", caching every answer (a rerun sends nothing).",
+            *_dataset_lines(sub.selected_tracks(), datasets),
         ]
     else:
         weights = "none."
@@ -105,10 +152,9 @@ def _maintainer_plan(sub: Submission, datasets: Sequence[str]) -> list[str]:
         f"- Weights: {weights}",
         f"- Image: `containers/Dockerfile` plus this folder; extra requirements: {extras} "
         "(installed from a host-side wheelhouse, no network in the build).",
-        f"- Run: {runs}, on track(s) {tracks} × data set(s) "
-        + ", ".join(code(d) for d in datasets)
-        + ", in the sandbox: no network, read-only root, non-root user, all capabilities dropped, "
-        "memory/CPU/time limits.",
+        f"- Run: {runs}, on track(s) {tracks}, in the sandbox: no network, read-only root, non-root user, "
+        "all capabilities dropped, memory/CPU/time limits.",
+        *_dataset_lines(sub.selected_tracks(), datasets),
     ]
     if sub.trust_remote_code:
         lines.append(
@@ -124,7 +170,7 @@ def validation_markdown(
     base: str | None = None,
     deleted: Sequence[str] = (),
     other: Sequence[str] = (),
-    datasets: Sequence[str] = DEFAULT_DATASETS,
+    datasets: Sequence[str] | None = None,
 ) -> str:
     """Render the validation report a pull-request comment shows.
 
@@ -139,8 +185,9 @@ def validation_markdown(
         Ids whose folder the branch removes.
     other : sequence of str
         Changed paths under ``submissions/`` outside any submission folder.
-    datasets : sequence of str
-        The data sets maintainers evaluate on by default.
+    datasets : sequence of str, optional
+        The data sets maintainers evaluate on by default (:data:`evaluators.datasets.DEFAULT_DATASETS`
+        when omitted); the report lists, per track, those that serve it and the other registered sets.
 
     Returns
     -------
@@ -243,7 +290,7 @@ def _problem_rows(problems: Sequence[Problem]) -> list[list[str]]:
     return rows
 
 
-def _manifest_section(check: ManifestCheck, datasets: Sequence[str]) -> list[str]:
+def _manifest_section(check: ManifestCheck, datasets: Sequence[str] | None) -> list[str]:
     mark = _MARK["pass"] if check.ok else _MARK["fail"]
     status = f" ({check.status})" if check.status else ""
     out = [f"### {mark} {code(check.submission)}{status}", ""]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from leaderboard.intake.consistency import adapter_capabilities, track_capabilities
@@ -40,6 +40,19 @@ PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"
 Architecture = Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
 Capability = Literal["embed", "generate"]
 Pooling = Literal["mean", "cls", "last_token", "mean_no_special"]
+
+
+def _known_track(value: str) -> str:
+    """Refuse a name that is not a registered track, with the registry's names (checked per item).
+
+    No pattern comes first: 'AMORE' once failed a lowercase regex whose message listed no track.
+    """
+    known = list(track_capabilities())
+    if value not in known:
+        raise PydanticCustomError(
+            "manifest_track", "{track} is not a track", {"track": value, "known": known}
+        )
+    return value
 
 
 class _Strict(BaseModel):
@@ -135,7 +148,7 @@ class Submission(_Strict):
         default_factory=list, max_length=50
     )
     training_data: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
-    tracks: list[Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]] | None = None
+    tracks: list[Annotated[str, AfterValidator(_known_track)]] | None = None
 
     @field_validator("id")
     @classmethod
@@ -160,15 +173,6 @@ class Submission(_Strict):
         known = adapter_capabilities()
         if value not in known:
             raise ValueError(f"unknown adapter; choose one of {sorted(known)}")
-        return value
-
-    @field_validator("tracks")
-    @classmethod
-    def _known_tracks(cls, value: list[str] | None) -> list[str] | None:
-        known = track_capabilities()
-        for track in value or []:
-            if track not in known:
-                raise ValueError(f"unknown track {track!r}; choose from {sorted(known)}")
         return value
 
     def card(self) -> dict[str, Any]:

@@ -83,11 +83,32 @@ def schema_problem(file: str, error: Mapping[str, Any], parsed: Parsed | None = 
     if parsed is None or not error["loc"]:
         return problem
     loc = list(error["loc"])
+    written = parsed.written_at(loc) if error["type"] == "string_type" else None
+    if written is not None and isinstance(error.get("input"), (bool, int, float)):
+        problem = _resolved(problem, written, error["input"])
     if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
         # The tag field is at fault ('model.source'), or, when it is missing, the mapping that lacks it.
         loc.append(str((error.get("ctx") or {}).get("discriminator", "source")).strip("'"))
     at = parsed.locate(loc, key=error["type"] == "extra_forbidden")
     return problem if at is None else replace(problem, at=at)
+
+
+def _resolved(problem: Problem, written: str, value: bool | int | float) -> Problem:
+    """Restate a text field that YAML read as a number or boolean (``0123456`` → 42798) as written.
+
+    pydantic only sees the resolved value, so its message ("got 42798") names a number the author never
+    wrote; a short SHA, a version or a name like ``yes`` is read so when left unquoted.
+    """
+    kind = "boolean" if isinstance(value, bool) else "number"
+    quoted = safe_text(written, 60)
+    message = (
+        f"'{problem.field}' must be text, but YAML reads the unquoted {quoted} as the {kind} "
+        f"{safe_text(repr(value), 60)}."
+    )
+    fix = f"Put the value in quotes ('{quoted}') so YAML keeps it as written." + (
+        f" {problem.fix}" if problem.fix else ""
+    )
+    return replace(problem, value=shown(written), message=message, fix=fix)
 
 
 def _problem(file: str, error: Mapping[str, Any]) -> Problem:
@@ -97,6 +118,8 @@ def _problem(file: str, error: Mapping[str, Any]) -> Problem:
     ctx = error.get("ctx") or {}
     if kind == "manifest_reserved":  # it names field, value and fix
         return Problem(file, ctx["field"], ctx["value"], ctx["message"], ctx["fix"], "schema")
+    if kind == "manifest_track":
+        return _track_problem(file, loc, str(ctx["track"]), list(ctx["known"]))
     if kind == "extra_forbidden":
         return Problem(
             file, loc, shown(error.get("input")), f"unknown key '{loc}'.", _spelling(error["loc"]), "schema"
@@ -120,6 +143,22 @@ def _problem(file: str, error: Mapping[str, Any]) -> Problem:
         return Problem(file, "", "", message, "", "consistency")
     value = shown(error.get("input"))
     return Problem(file, loc, value, f"'{loc}' {message}, got {value}.", fix, "schema")
+
+
+def _track_problem(file: str, loc: str, track: str, known: list[str]) -> Problem:
+    """Return the problem of an unknown track name: every registered track, and the closest one.
+
+    Compared in lowercase, so that a name in the wrong case ('AMORE') gets its track.
+    """
+    value = shown(track)
+    message = f"'{loc}' {value} is not a track; choose from {', '.join(known)}."
+    close = difflib.get_close_matches(track.lower(), known, n=1, cutoff=0.6)
+    if close:
+        case = " Track names are lowercase." if track.lower() == close[0] else ""
+        fix = f"Did you mean '{close[0]}'?{case}"
+    else:
+        fix = "Use one of the names listed, or leave 'tracks' out to run every track the capabilities allow."
+    return Problem(file, loc, value, message, fix, "schema")
 
 
 def _model_classes(annotation: Any) -> list[type[BaseModel]]:

@@ -9,7 +9,8 @@
 - reports a syntax error as ``file:line:col`` with the offending line, a caret and a fix sentence of our
   own (:data:`_SYNTAX_FIXES`), never PyYAML's multi-line text;
 - keeps where every key and value is (:meth:`Parsed.locate`), so that a schema error can name its
-  ``file:line:col`` too.
+  ``file:line:col`` too, and how every scalar was written (:meth:`Parsed.written_at`), so that a value
+  YAML resolved to something else (``0123456``, an octal number) is quoted as the author wrote it.
 
 Invariants
 ----------
@@ -89,13 +90,41 @@ class Parsed:
     """A parsed manifest: its data (duplicate keys: the last wins) and the problems of its YAML.
 
     ``marks`` maps the path of every node (mapping keys and list indices as strings)
-    to where its key and its value start; ``text`` is the document, for the quoted line of a location.
+    to where its key and its value start; ``text`` is the document, for the quoted line of a location;
+    ``written`` maps the path of every scalar value to its text before YAML resolved it (``0123456``
+    for the integer 42798).
     """
 
     data: Any
     problems: tuple[Problem, ...] = ()
     text: str = ""
     marks: Mapping[tuple[str, ...], Marks] = field(default_factory=dict)
+    written: Mapping[tuple[str, ...], str] = field(default_factory=dict)
+
+    def _walk(self, loc: Sequence[Any]) -> tuple[tuple[str, ...], bool]:
+        """Return the deepest path of ``loc`` the document holds, and whether it is all of ``loc``."""
+        path: tuple[str, ...] = ()
+        parts = [str(p) for p in loc]
+        for i, part in enumerate(parts):
+            if (*path, part) in self.marks:
+                path = (*path, part)
+            elif i + 1 < len(parts) and (*path, parts[i + 1]) in self.marks:
+                continue  # a union tag pydantic inserted: not a node of the document
+            else:
+                return path, False
+        return path, True
+
+    def written_at(self, loc: Sequence[Any]) -> str | None:
+        r"""Return the scalar at ``loc`` (a pydantic error location) as written, or ``None`` if not one.
+
+        Examples
+        --------
+        >>> parsed = parse_manifest(Path("m.yaml"), "model:\n  revision: 0123456\n")
+        >>> parsed.data["model"]["revision"], parsed.written_at(["model", "revision"])
+        (42798, '0123456')
+        """
+        path, whole = self._walk(loc)
+        return self.written.get(path) if whole and path else None
 
     def locate(self, loc: Sequence[Any], *, key: bool = False) -> Location | None:
         """Return where the node at ``loc`` (a pydantic error location) is, or its nearest ancestor.
@@ -115,16 +144,8 @@ class Parsed:
         Location or None
             ``None`` when not even the first segment is in the document (a missing top-level field).
         """
-        path: tuple[str, ...] = ()
-        parts = [str(p) for p in loc]
-        for i, part in enumerate(parts):
-            if (*path, part) in self.marks:
-                path = (*path, part)
-            elif i + 1 < len(parts) and (*path, parts[i + 1]) in self.marks:
-                continue  # a union tag pydantic inserted: not a node of the document
-            else:
-                key = True  # a missing child: point at the key of the mapping that lacks it
-                break
+        path, whole = self._walk(loc)
+        key = key or not whole  # a missing child: point at the key of the mapping that lacks it
         if not path:
             return None
         key_line, key_col, value_line, value_col = self.marks[path]
@@ -176,9 +197,13 @@ def _duplicates(path: Path, text: str, root: yaml.Node | None) -> list[Problem]:
     return found
 
 
-def _marks(root: yaml.Node | None) -> dict[tuple[str, ...], Marks]:
-    """Where every node of the document starts, by path (for a duplicate key: the last, the one kept)."""
+def _marks(root: yaml.Node | None) -> tuple[dict[tuple[str, ...], Marks], dict[tuple[str, ...], str]]:
+    """Where every node of the document starts, and every scalar's text as written, by path.
+
+    For a duplicate key: the last, the one the data keeps.
+    """
     out: dict[tuple[str, ...], Marks] = {}
+    written: dict[tuple[str, ...], str] = {}
     stack: list[tuple[yaml.Node, tuple[str, ...]]] = [] if root is None else [(root, ())]
     while stack:  # iterative, as in _duplicates
         node, where = stack.pop()
@@ -195,8 +220,10 @@ def _marks(root: yaml.Node | None) -> dict[tuple[str, ...], Marks]:
         for path, (key, value) in children.items():
             k, v = key.start_mark, value.start_mark
             out[path] = (k.line + 1, k.column + 1, v.line + 1, v.column + 1)
+            if isinstance(value, yaml.ScalarNode):
+                written[path] = str(value.value)  # the text before YAML resolved its type
             stack.append((value, path))
-    return out
+    return out, written
 
 
 def _syntax_problem(path: Path, text: str, exc: yaml.MarkedYAMLError) -> ManifestError:
@@ -248,7 +275,7 @@ def parse_manifest(path: Path, text: str) -> Parsed:
         loader = _ManifestLoader(text)  # the reader refuses control characters already here
         root = loader.get_single_node()
         duplicates = _duplicates(path, text, root)
-        marks = _marks(root)
+        marks, written = _marks(root)
         data = None if root is None else loader.construct_document(root)
     except _AliasError as exc:
         raise _refuse(
@@ -277,4 +304,4 @@ def parse_manifest(path: Path, text: str) -> Parsed:
     finally:
         if loader is not None:
             loader.dispose()
-    return Parsed(data, tuple(duplicates), text, marks)
+    return Parsed(data, tuple(duplicates), text, marks, written)

@@ -349,11 +349,13 @@ def test_a_pydantic_type_error_carries_file_field_value_and_fix(tmp_path):
     assert (problem.file, problem.field, problem.value, problem.check) == (
         str(path),
         "model.revision",
-        "1234567",
+        "'1234567'",  # as written: YAML resolved it to a number (issue 35, part 6)
         "schema",
     )
-    assert problem.message == "'model.revision' Input should be a valid string, got 1234567."
-    assert problem.fix.startswith("Copy the full 40-character commit SHA")
+    assert problem.message == (
+        "'model.revision' must be text, but YAML reads the unquoted 1234567 as the number 1234567."
+    )
+    assert problem.fix.startswith("Put the value in quotes ('1234567') so YAML keeps it as written. Copy the")
     # The line and column of the offending value (issue 19, part 4), as YAML syntax errors have them.
     assert problem.at is not None and problem.at.source.strip().startswith("revision:")
     assert str(problem) == f"{path}:{problem.at.line}:{problem.at.column}: {problem.message} {problem.fix}"

@@ -165,7 +165,10 @@ def test_allow_pickle_is_a_warning_that_does_not_fail_validation(tmp_path, capsy
     assert (warning.severity, warning.check, warning.field, warning.is_error) == (
         "warning", "policy", "model.allow_pickle", False,
     )  # fmt: skip
-    assert str(warning).startswith(f"{path}: warning: 'model.allow_pickle' is true: pickle weights")
+    # Located at the field's value, as every problem that names a field is (issue 35, part 6).
+    assert warning.at is not None and warning.at.source.strip() == "allow_pickle: true"
+    where = f"{path}:{warning.at.line}:{warning.at.column}"
+    assert str(warning).startswith(f"{where}: warning: 'model.allow_pickle' is true: pickle weights")
     assert "CHEMROBUST_ALLOW_PICKLE=<id>" in warning.message and "safetensors" in warning.fix
     assert load_submission(path).model.allow_pickle is True
     assert main(["validate", "--root", str(tmp_path), str(path)]) == 0
