@@ -111,6 +111,33 @@ class TrackOptions:
             raise SchemaError(f"{where}.distances must be a list of names")
         return cls(seed=seed, limit=limit, distances=tuple(distances))
 
+    def preview(self) -> str:
+        """Name the options that make a run with these options a preview, never a board result.
+
+        The board is defined by the default options (every molecule, seed 0, every distance): a run with
+        any other value measures something else, so it is shown locally and never merged into the record.
+
+        Returns
+        -------
+        str
+            The options that differ from the defaults, as a maintainer would recognise them (``--limit 3``,
+            ``seed 7``, ``distances l2``), joined by ``, ``; empty for a run the board takes.
+
+        Examples
+        --------
+        >>> TrackOptions().preview()
+        ''
+        >>> TrackOptions(limit=3, seed=7).preview()
+        '--limit 3, seed 7'
+        """
+        board = TrackOptions()
+        parts = [f"--limit {self.limit}"] if self.limit != board.limit else []
+        if self.seed != board.seed:
+            parts.append(f"seed {self.seed}")
+        if self.distances != board.distances:
+            parts.append(f"distances {' '.join(self.distances) or '(none)'}")
+        return ", ".join(parts)
+
 
 @dataclass(frozen=True, slots=True)
 class ModelConfig:

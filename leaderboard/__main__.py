@@ -225,7 +225,11 @@ def _site(state_dir: Path, *, build: bool = True, allow_shrink: bool = False) ->
 
 
 def _site_command(args: argparse.Namespace) -> int:
-    """``site [--allow-shrink]``: 1 (with the reason) when the merge would shrink the board."""
+    """``site [--allow-shrink]``: 1 (with the reason) when the merge would shrink the board.
+
+    A preview run refused by the merge (``evaluate --limit``) is named in the report and exits 0: the
+    committed board is intact, and a smoke test followed by ``nox -s site`` must not break the build.
+    """
     from leaderboard.site.publish import ShrinkError
 
     try:
@@ -463,7 +467,12 @@ def main(argv: list[str] | None = None) -> int:
     ev.add_argument(
         "--base-image", help="base image of submission images (default python:3.11-slim-bookworm)"
     )
-    ev.add_argument("--limit", type=int, help="evaluate only the first N molecules (smoke tests)")
+    ev.add_argument(
+        "--limit",
+        type=int,
+        help="evaluate only the first N molecules (smoke tests): a preview, shown in MLflow and in this "
+        "summary; the merge into site/data/ refuses it",
+    )
     ev.add_argument("--no-site", action="store_true", help="do not regenerate the site afterwards")
     ev.add_argument(
         "--writable-root",

@@ -33,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from evaluators.schema import SCHEMA_VERSION, SchemaError, TableSpec, TrackResult
+from evaluators.schema import SCHEMA_VERSION, SchemaError, TableSpec, TrackOptions, TrackResult
 from leaderboard.tracks import KEY_COLUMNS, result_columns, stored_artifacts, table_specs
 from leaderboard.tracks import track as track_class
 
@@ -63,10 +63,53 @@ def _init_lock(tracking_uri: str) -> Iterator[None]:
         yield
 
 
+def run_preview(params: Mapping[str, str]) -> str:
+    """Name the options that make a stored run a preview, from the parameters the evaluator logged.
+
+    A run whose options differ from the defaults that define the board (``--limit``, a seed, a set of
+    distances; :meth:`evaluators.schema.TrackOptions.preview`) measured something else than the board: it
+    is exported marked, and the merge into ``site/data/`` refuses it. Read from the parameters, not from a
+    tag, so that runs stored before the mark existed are recognised too (a run without the parameters,
+    imported from the committed record, is a board run).
+
+    Parameters
+    ----------
+    params : mapping of str to str
+        The run's MLflow parameters (``limit``, ``seed``, ``distances``).
+
+    Returns
+    -------
+    str
+        E.g. ``--limit 3``; empty for a board run.
+
+    Examples
+    --------
+    >>> run_preview({"limit": "3", "seed": "0"}), run_preview({"limit": "None", "seed": "0"})
+    ('--limit 3', '')
+    """
+    limit, seed, distances = params.get("limit", "None"), params.get("seed", "0"), params.get("distances")
+    try:
+        options = TrackOptions(
+            seed=int(seed),
+            limit=None if limit in ("None", "") else int(limit),
+            distances=TrackOptions().distances
+            if distances is None
+            else tuple(d for d in distances.split(",") if d),
+        )
+    except ValueError:  # unreadable options are never taken for the board's
+        return f"options limit={limit}, seed={seed}"
+    return options.preview()
+
+
 def run_key(fields: Mapping[str, str]) -> str:
     """Deterministic key of a result: sha256 over the identifying fields (sorted), 32 hex characters."""
     blob = json.dumps(dict(fields), sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()[:32]
+
+
+def _rank(run) -> tuple[bool, bool]:
+    """Order of the runs :meth:`ResultStore.latest_runs` chooses from: board runs, then FINISHED ones."""
+    return not run_preview(run.data.params), run.info.status == "FINISHED"
 
 
 class ResultStore:
@@ -276,7 +319,12 @@ class ResultStore:
         return result
 
     def latest_runs(self, submissions: Iterable[str] | None = None) -> list:
-        """Newest run per (submission, track, data set): the newest FINISHED one, else the newest failure."""
+        """Newest run per (submission, track, data set): the newest FINISHED one, else the newest failure.
+
+        Runs with the board's options come first: a preview (:func:`run_preview`, a smoke test with
+        ``--limit``) is chosen only where the key has no other run, so it never hides a full result or
+        failure from the board, and re-running without the option gives the run the board takes.
+        """
         runs = self.client.search_runs(
             [self.experiment_id], order_by=["attributes.start_time DESC"], max_results=50000
         )
@@ -290,7 +338,8 @@ class ResultStore:
             if run.info.status not in ("FINISHED", "FAILED"):
                 continue
             current = chosen.get(group)
-            if current is None or (current.info.status != "FINISHED" and run.info.status == "FINISHED"):
+            # Newest first: a run replaces the chosen one only when it ranks strictly higher.
+            if current is None or _rank(run) > _rank(current):
                 chosen[group] = run
         return [chosen[k] for k in sorted(chosen)]
 
@@ -343,7 +392,8 @@ class ResultStore:
             Columns :func:`result_columns`, from the FINISHED runs with the current result schema
             (dimensions a row's track does not have are ``-``).
         runs : pandas.DataFrame
-            One row per chosen run (FINISHED or FAILED) with provenance fields.
+            One row per chosen run (FINISHED or FAILED) with provenance fields; ``preview`` names the options
+            that make it a preview the board never takes (:func:`run_preview`; empty for a board run).
         """
         columns = result_columns()
         dims = columns[len(KEY_COLUMNS) : -2]
@@ -366,6 +416,7 @@ class ResultStore:
                 "runner": tags.get("runner", ""),
                 "hardware": json.loads(tags.get("hardware", "{}") or "{}"),
                 "git_commit": tags.get("git_commit", ""),
+                "preview": run_preview(run.data.params),
                 "started_at": pd.Timestamp(run.info.start_time, unit="ms", tz="UTC").isoformat(),
                 "duration_s": round(
                     ((run.info.end_time or run.info.start_time) - run.info.start_time) / 1000, 1

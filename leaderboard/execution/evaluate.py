@@ -62,7 +62,22 @@ class EvaluationLockedError(RuntimeError):
 
 @dataclass
 class Summary:
-    """What an evaluation did: counts and one line per failure."""
+    """What an evaluation did: counts and one line per failure.
+
+    Attributes
+    ----------
+    reused, computed : int
+        Results found in MLflow / computed now.
+    failed, invalid : list of str
+        One line per failed job / invalid manifest.
+    runner : str
+        Where the jobs ran.
+    seconds : float
+        Wall time.
+    preview : str
+        The options that make these runs previews (:meth:`evaluators.schema.TrackOptions.preview`, e.g.
+        ``--limit 3``); empty when they are board runs.
+    """
 
     reused: int = 0
     computed: int = 0
@@ -70,14 +85,27 @@ class Summary:
     invalid: list[str] = field(default_factory=list)
     runner: str = ""
     seconds: float = 0.0
+    preview: str = ""
 
     def line(self) -> str:
-        """One-line summary for the terminal."""
-        return (
+        """One-line summary for the terminal; says when the runs are previews the board will not take.
+
+        Examples
+        --------
+        >>> Summary(computed=1, runner="docker", preview="--limit 3").line()  # doctest: +ELLIPSIS
+        '1 result(s) computed, ... docker, 0.0 s; a preview (--limit 3): shown locally, the board will not...'
+        """
+        line = (
             f"{self.computed} result(s) computed, {self.reused} reused from MLflow (no model work), "
             f"{len(self.failed)} failed, {len(self.invalid)} invalid manifest(s) — runner {self.runner}, "
             f"{self.seconds:.1f} s"
         )
+        if self.preview:  # said here, at the run, not only when a site build refuses it later
+            line += (
+                f"; a preview ({self.preview}): shown locally, the board will not take it "
+                f"(re-run without {self.preview} to publish)"
+            )
+        return line
 
 
 @contextmanager
@@ -288,7 +316,7 @@ class Evaluator:
     def run(self, submission_ids: list[str] | None, datasets: list[str]) -> Summary:
         """Evaluate the chosen submissions (all when ``None``) on ``datasets`` here, one job after another."""
         started = time.perf_counter()
-        summary = Summary(runner=self.runner_name)
+        summary = Summary(runner=self.runner_name, preview=self.options.preview())
         jobs = self.plan(submission_ids, datasets, summary)
         with evaluation_lock(self.state_dir):
             orphans = self.sandbox.remove_orphans() if self.client is not None else 0
@@ -445,6 +473,8 @@ class Evaluator:
             "batch_size": sub.batch_size,
             "seed": self.options.seed,
             "limit": self.options.limit,
+            # With seed and limit, what tells a preview from a board run (leaderboard.store.run_preview).
+            "distances": ",".join(self.options.distances),
             **decoding_params(track, self.options),
             **{f"option.{k}": v for k, v in sub.options.items()},
             # The manifest's endpoint fields: the key variable's name, never its value.

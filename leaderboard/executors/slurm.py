@@ -145,7 +145,7 @@ class SlurmExecutor:
                 "start one with `nox -s tracking-server` (README: 'Running on a cluster')"
             )
         started = time.perf_counter()
-        summary = Summary(runner=f"{evaluator.runner_name} on slurm")
+        summary = Summary(runner=f"{evaluator.runner_name} on slurm", preview=evaluator.options.preview())
         jobs = evaluator.plan(submission_ids, datasets, summary)
         folder = evaluator.state_dir / "slurm"
         folder.mkdir(parents=True, exist_ok=True)

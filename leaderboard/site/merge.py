@@ -14,7 +14,10 @@ machine has evaluated. :func:`merge_boards` folds a new export into the committe
 - a FAILED new run never drops a committed result: the committed rows and FINISHED record stay, the
   failure is added as the key's latest attempt (the overview lists it under "Failed runs", the model page
   shows both runs); a failure older than the committed result is ignored;
-- a run :func:`retire_keys` retired (``retired.json``) is never added back.
+- a run :func:`retire_keys` retired (``retired.json``) is never added back;
+- a preview — a run whose options differ from the board's (``--limit``, a seed; the store's ``preview``
+  field) — is never merged: :func:`split_previews` takes its results, per-item rows and records out of the
+  export before the merge, and the report names the key and the option (:attr:`MergeReport.previews`).
 
 :func:`retire_keys` is the only way results leave the board. :class:`MergeReport` says what happened, row
 counts before and after, and what a merge would lose (:attr:`MergeReport.losses`); the caller refuses a
@@ -42,7 +45,16 @@ from leaderboard.site.normalise import (
 from leaderboard.site.schema import RESULTS_FILE, RUNS_FILE, SUBMISSIONS_FILE
 from leaderboard.tracks import KEY_COLUMNS, table_specs
 
-__all__ = ["Board", "Key", "MergeReport", "RetireReport", "key_label", "merge_boards", "retire_keys"]
+__all__ = [
+    "Board",
+    "Key",
+    "MergeReport",
+    "RetireReport",
+    "key_label",
+    "merge_boards",
+    "retire_keys",
+    "split_previews",
+]
 
 #: A result key: ``(submission, track, dataset)``.
 Key = tuple[str, str, str]
@@ -144,6 +156,9 @@ class MergeReport:
         What the merge would lose (fewer rows or keys than committed), one phrase each; empty if none.
     changed : tuple of str
         Files whose content the merge changes (the ones to write).
+    previews : dict of Key to str
+        Keys whose new run is a preview, never merged, with the options that make it one (``--limit 3``);
+        the committed rows of those keys are kept as they are.
     """
 
     added: tuple[Key, ...] = ()
@@ -158,6 +173,7 @@ class MergeReport:
     rows: dict[str, tuple[int, int]] = field(default_factory=dict)
     losses: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()
+    previews: dict[Key, str] = field(default_factory=dict)
 
     @property
     def shrinks(self) -> bool:
@@ -182,6 +198,8 @@ class MergeReport:
         parts = [kept, f"replaced {len(self.replaced)}", f"added {len(self.added)}"]
         if self.same:
             parts.append(f"{len(self.same)} re-exported from the committed run")
+        if self.previews:
+            parts.append(f"refused {len(self.previews)} preview run{'' if len(self.previews) == 1 else 's'}")
         sizes = ", ".join(
             f"{name} {a} → {b} rows" for name, (a, b) in self.rows.items() if name != "result keys"
         )
@@ -196,6 +214,11 @@ class MergeReport:
         ):
             if keys:
                 out.append(f"  {what}: {', '.join(key_label(k) for k in keys)}")
+        for key, option in sorted(self.previews.items()):
+            out.append(
+                f"  refused, a preview run ({option}) the board never takes: {key_label(key)}; "
+                f"re-run without {option} to publish it"
+            )
         if self.orphans:
             out.append(
                 f"  kept results of submissions without a valid manifest: {', '.join(self.orphans)} "
@@ -338,6 +361,51 @@ def merge_boards(committed: Board, new: Board) -> tuple[Board, MergeReport]:
         changed=tuple(_changed(committed, board, new, take)),
     )
     return board, report
+
+
+def split_previews(
+    results: pd.DataFrame, runs: pd.DataFrame, tables: Mapping[str, pd.DataFrame]
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, pd.DataFrame], dict[Key, str]]:
+    """Take the preview runs out of a store's export, before it is merged into the record.
+
+    A preview (the export's ``preview`` field, :func:`leaderboard.store.run_preview`) measured something
+    else than the board (a few molecules, another seed): merged, it would be ranked as if it were a result.
+    Its records go, and so do the result and per-item rows of its key, unless the export also holds a
+    board run of that key (then those rows are that run's).
+
+    Parameters
+    ----------
+    results, runs : pandas.DataFrame
+        What :meth:`leaderboard.store.ResultStore.export` returns (``runs`` without a ``preview`` column:
+        no previews).
+    tables : mapping of str to pandas.DataFrame
+        What :meth:`leaderboard.store.ResultStore.export_tables` returns.
+
+    Returns
+    -------
+    tuple
+        ``results``, ``runs`` and ``tables`` without the previews, and the refused keys with the options
+        that make each a preview.
+
+    Examples
+    --------
+    >>> runs = pd.DataFrame([{"submission": "a", "track": "amore", "dataset": "d", "preview": "--limit 3"}])
+    >>> split_previews(pd.DataFrame(columns=["submission", "track", "dataset"]), runs, {})[3]
+    {('a', 'amore', 'd'): '--limit 3'}
+    """
+    if runs.empty or "preview" not in runs.columns:
+        return results, runs, dict(tables), {}
+    marked = runs["preview"].map(lambda v: "" if missing(v) else str(v).strip())
+    keys = [
+        (str(r["submission"]), str(r.get("track") or ""), str(r.get("dataset") or ""))
+        for r in runs.to_dict(orient="records")
+    ]
+    board = {k for k, m in zip(keys, marked, strict=True) if not m}
+    refused = {k: m for k, m in zip(keys, marked, strict=True) if m and k not in board}
+    kept_runs = runs.loc[(marked == "").to_numpy()].reset_index(drop=True)
+    out_results = results.loc[~_mask(results, refused)].reset_index(drop=True)
+    out_tables = {n: f.loc[~_mask(f, refused)].reset_index(drop=True) for n, f in tables.items()}
+    return out_results, kept_runs, out_tables, dict(sorted(refused.items()))
 
 
 def _by_key(records: Iterable[dict[str, Any]]) -> dict[Key, list[dict[str, Any]]]:

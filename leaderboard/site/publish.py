@@ -17,7 +17,7 @@ Side effects: both functions rewrite files under ``<site_dir>/data/`` and the ge
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -25,7 +25,15 @@ import pandas as pd
 
 from leaderboard.site.build import build_site, generate_pages
 from leaderboard.site.exports import read_board, write_board
-from leaderboard.site.merge import Board, MergeReport, RetireReport, merge_boards, retire_keys
+from leaderboard.site.merge import (
+    Board,
+    Key,
+    MergeReport,
+    RetireReport,
+    merge_boards,
+    retire_keys,
+    split_previews,
+)
 from leaderboard.site.schema import RESULTS_FILE, RETIRED_FILE, RUNS_FILE, SUBMISSIONS_FILE
 from leaderboard.tracks import table_specs
 
@@ -78,9 +86,21 @@ class Published:
 
 
 def merge_exports(
-    store: Exporter, submissions: list[dict[str, Any]], site_dir: Path, *, allow_shrink: bool = False
+    store: Exporter,
+    submissions: list[dict[str, Any]],
+    site_dir: Path,
+    *,
+    allow_shrink: bool = False,
+    allow_previews: bool = False,
 ) -> MergeReport:
     """Merge the store's export of ``submissions`` into ``<site_dir>/data/`` and write what changed.
+
+    Preview runs (a smoke test with ``--limit``, another seed) never reach the record: they are taken out
+    of the export (:func:`leaderboard.site.merge.split_previews`) and named in the report
+    (:attr:`~leaderboard.site.merge.MergeReport.previews`), without failing the build — a smoke test
+    followed by ``nox -s site`` leaves the committed board as it was and says why. A site written straight
+    from an export (:func:`leaderboard.site.exports.write_exports`) shows them, and so does a throw-away
+    site merged with ``allow_previews``.
 
     Parameters
     ----------
@@ -92,6 +112,9 @@ def merge_exports(
         The MkDocs ``docs_dir`` whose ``data/`` holds the committed board.
     allow_shrink : bool, default False
         Write a merge that leaves fewer result rows, table rows or keys than committed.
+    allow_previews : bool, default False
+        Merge preview runs like board runs: only for a throw-away site built from smoke-test runs (a test),
+        never for the committed record (the command line never sets it).
 
     Returns
     -------
@@ -107,8 +130,13 @@ def merge_exports(
     """
     ids = [str(s["id"]) for s in submissions]
     results, runs = store.export(ids)
-    new = Board.from_exports(results, runs, submissions, store.export_tables(ids))
+    tables = store.export_tables(ids)
+    previews: dict[Key, str] = {}
+    if not allow_previews:
+        results, runs, tables, previews = split_previews(results, runs, tables)
+    new = Board.from_exports(results, runs, submissions, tables)
     merged, report = merge_boards(read_board(site_dir), new)
+    report = replace(report, previews=previews)
     if report.shrinks and not allow_shrink:
         raise ShrinkError(report)
     write_board(merged, site_dir, files=report.changed)
@@ -123,6 +151,7 @@ def publish(
     repo_root: Path,
     cache_dir: Path | None = None,
     allow_shrink: bool = False,
+    allow_previews: bool = False,
     build: bool = True,
     echo: Callable[[str], None] = print,
 ) -> Published:
@@ -130,7 +159,7 @@ def publish(
 
     Parameters
     ----------
-    store, submissions, site_dir, allow_shrink
+    store, submissions, site_dir, allow_shrink, allow_previews
         As for :func:`merge_exports`.
     repo_root : pathlib.Path
         The repository (``mkdocs.yml``, ``submissions/``).
@@ -151,7 +180,9 @@ def publish(
     ShrinkError
         As :func:`merge_exports`; nothing is written and no page generated.
     """
-    report = merge_exports(store, submissions, site_dir, allow_shrink=allow_shrink)
+    report = merge_exports(
+        store, submissions, site_dir, allow_shrink=allow_shrink, allow_previews=allow_previews
+    )
     for line in report.lines():
         echo(line)
     if report.shrinks:

