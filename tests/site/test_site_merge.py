@@ -383,33 +383,38 @@ def test_run_records_follow_the_attempts_of_every_key() -> None:
 # --------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("preview", "merged"), [("--limit 3", False), ("", True), (None, True)])
-def test_a_preview_run_is_refused_naming_the_option_and_a_board_run_still_merges(site, preview, merged):
+def _with_failed_preview(site: Path, preview: str | None) -> FakeStore:
+    """A re-run of DEFAULT marked ``preview``, and a failed smoke test of another key (a preview too)."""
     store = _rerun(site, DEFAULT, shift=0.05)
     store.runs = store.runs.assign(preview=preview)
-    # A failed smoke test of another key must not become that key's latest attempt either.
     failed = _rerun(site, ("char-ngram-baseline", "amore", "chebi20")).runs
     failed = failed.assign(status="FAILED", reason="timeout", preview="--limit 3, seed 7")
     store.runs = pd.concat([store.runs, failed], ignore_index=True)
+    return store
+
+
+def test_a_preview_run_is_refused_naming_the_option(site) -> None:
     lines: list[str] = []
+    store = _with_failed_preview(site, "--limit 3")
     done = publish(store, _cards(), site, repo_root=site.parent, build=False, echo=lines.append)
-    refused = {("char-ngram-baseline", "amore", "chebi20"): "--limit 3, seed 7"}
-    if merged:
-        assert done.report.replaced == (DEFAULT,) and done.report.previews == refused
-        assert not _same(site)["results.csv"]
-    else:
-        refused[DEFAULT] = "--limit 3"
-        assert done.report.previews == refused and not done.report.replaced and not done.report.failed
-        assert all(_same(site).values()), _same(site)  # the committed board byte for byte
-        assert (
-            "  refused, a preview run (--limit 3) the board never takes: "
-            "minilm-l6-text/amore/datamol-default; re-run without --limit 3 to publish it"
-        ) in lines
+    refused = {("char-ngram-baseline", "amore", "chebi20"): "--limit 3, seed 7", DEFAULT: "--limit 3"}
+    assert done.report.previews == refused and not done.report.replaced and not done.report.failed
+    assert all(_same(site).values()), _same(site)  # the committed board byte for byte
     assert f"refused {len(refused)} preview run" in lines[0]
-    assert (
-        "  refused, a preview run (--limit 3, seed 7) the board never takes: "
-        "char-ngram-baseline/amore/chebi20; re-run without --limit 3, seed 7 to publish it"
-    ) in lines
+    for option, key in (("--limit 3", "minilm-l6-text/amore/datamol-default"),
+                        ("--limit 3, seed 7", "char-ngram-baseline/amore/chebi20")):  # fmt: skip
+        assert (f"  refused, a preview run ({option}) the board never takes: {key}; re-run without "
+                f"{option} to publish it") in lines  # fmt: skip
+
+
+@pytest.mark.parametrize("preview", ["", None])
+def test_a_board_run_still_merges_beside_a_refused_preview(site, preview) -> None:
+    # The merge alone (no pages): what it takes and refuses is the point here, not the page build.
+    report = merge_exports(_with_failed_preview(site, preview), _cards(), site)
+    assert report.replaced == (DEFAULT,)
+    assert report.previews == {("char-ngram-baseline", "amore", "chebi20"): "--limit 3, seed 7"}
+    assert not _same(site)["results.csv"]
+    # A failed smoke test never becomes its key's latest attempt.
     runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
     assert not any(r["reason"] == "timeout" for r in runs)
 
