@@ -125,6 +125,9 @@ class AskingTrack(Track):
     """
 
     capability = "generate"
+    #: Whether the questions are for a chat model (:mod:`evaluators.asking.protocol`: a larger budget, no
+    #: stop string); set by :meth:`container_view` from the job's model, ``False`` for a direct model.
+    chat: bool = False
     #: The container never sees the data set's files, only the requests (module docstring).
     withholds_labels: ClassVar[bool] = True
     view_columns: ClassVar[tuple[str, ...]] = REQUEST_COLUMNS
@@ -162,13 +165,33 @@ class AskingTrack(Track):
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
+    def decoding(self, direct_budget: int) -> tuple[int, tuple[str, ...]]:
+        """Return ``(max_new_tokens, stop)`` of a question whose task allows ``direct_budget`` tokens.
+
+        The answer protocol's rule for this track's kind of model
+        (:func:`evaluators.asking.protocol.decoding`).
+        """
+        from evaluators.asking.protocol import decoding
+
+        return decoding(direct_budget, chat=self.chat)
+
+    @classmethod
+    def for_model(cls, options: TrackOptions, *, chat: bool) -> AskingTrack:
+        """Return the track asking a chat model (``chat``) or a direct one, with ``options``."""
+        track = cls(options)
+        track.chat = bool(chat)
+        return track
+
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
     ) -> list[dict[str, str]] | None:
-        """Return the requests of a run on ``records`` (:func:`request_rows`): all the container sees."""
+        """Return the requests of a run on ``records`` (:func:`request_rows`): all the container sees.
+
+        ``chat``: the model is a chat model or an API (:mod:`evaluators.asking.protocol`).
+        """
         del dataset
-        return request_rows(cls(options).questions(records))
+        return request_rows(cls.for_model(options, chat=chat).questions(records))
 
     def container_dataset(self, records: Sequence[dict[str, str]]) -> LoadedDataset:
         """Return what :meth:`run` gets inside the container for ``records``: the view, read back.

@@ -54,7 +54,8 @@ class Task:
     needs : tuple of str
         Record fields the task needs (non-empty); a data set without them does not pose it.
     max_new_tokens : int
-        Generation budget of one answer.
+        Generation budget of one answer from a direct model (room for ``Answer: `` and the answer); a
+        chat model gets the answer protocol's larger one (:mod:`evaluators.asking.protocol`).
     reactions : bool
         The molecule slot holds reactants (``.``-separated components), not one molecule.
     numeric : bool
@@ -75,9 +76,14 @@ class Task:
     echo_is_no_answer: bool = False
 
     def prompt(self, representation: str, text: str) -> str:
-        """Return the question about ``text``, which is written in ``representation``."""
+        """Return the question about ``text``, which is written in ``representation``.
+
+        The answer protocol's last line follows (:func:`evaluators.asking.protocol.with_protocol`).
+        """
+        from evaluators.asking.protocol import with_protocol
+
         intro = (_REACTANTS if self.reactions else _MOLECULE)[representation].format(text=text)
-        return self.template.format(molecule=intro)
+        return with_protocol(self.template.format(molecule=intro), self.answer[representation])
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""
@@ -118,7 +124,7 @@ TASKS: tuple[Task, ...] = (
         "weight ≤ 500, logP ≤ 5, ≤ 5 hydrogen-bond donors, ≤ 10 hydrogen-bond acceptors)? Answer yes or no.",
         answer={"smiles": "label", "iupac": "label", "randomized": "label"},
         needs=("smiles", "iupac"),
-        max_new_tokens=8,
+        max_new_tokens=32,
     ),
     Task(
         name="hydration_free_energy",
@@ -127,7 +133,7 @@ TASKS: tuple[Task, ...] = (
         "number only.",
         answer={"smiles": "number", "iupac": "number", "randomized": "number"},
         needs=("smiles", "iupac", "value"),
-        max_new_tokens=16,
+        max_new_tokens=32,
         numeric=True,
     ),
     Task(

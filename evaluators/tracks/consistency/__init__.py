@@ -47,6 +47,7 @@ from evaluators.asking import (
     cell,
     host_counts,
     normalise_answers,
+    protocol,
     read_completions,
     write_table,
 )
@@ -67,9 +68,8 @@ from evaluators.tracks import TRACKS
 from evaluators.tracks.consistency import metrics as cm
 
 ANSWERS = "answers.csv.gz"
-#: Greedy decoding; answers end at a blank line (the first line is the answer, see evaluators.answers).
+#: Greedy decoding; budgets and stop strings follow the answer protocol (evaluators.asking.protocol).
 TEMPERATURE = 0.0
-STOP = ("\n\n",)
 
 for _spec in (
     MetricSpec("consistency", True, "consistency", "Share of items whose two normalised answers agree.", 0.0,
@@ -124,7 +124,7 @@ class ConsistencyTrack(AskingTrack):
     #: chance-adjusted ``numeric_agreement``; the categorical one κ = (C − P_v)/(1 − P_v); FreeSolv's Lipinski
     #: criteria are declared flat.
     #: 4 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's file.
-    version = 4
+    version = 5
     main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
@@ -188,7 +188,8 @@ class ConsistencyTrack(AskingTrack):
             "representations": list(REPRESENTATIONS),
             "pairs": list(PAIRS),
             "randomized": asdict(get_augmentation("random_order", self.options.seed).description),
-            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "decoding": {"temperature": TEMPERATURE, "seed": self.options.seed},
+            "protocol": protocol.definition(),
         }
 
     def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
@@ -202,13 +203,14 @@ class ConsistencyTrack(AskingTrack):
             for representation in REPRESENTATIONS:
                 for record in records:
                     text = _written(task, representation, record, randomizer)
+                    budget, stop = self.decoding(task.max_new_tokens)
                     request = GenerationRequest(
                         id=f"{task.name}|{representation}|{record['id']}",
                         prompt=task.prompt(representation, text),
-                        max_new_tokens=task.max_new_tokens,
+                        max_new_tokens=budget,
                         temperature=TEMPERATURE,
                         seed=self.options.seed,
-                        stop=STOP,
+                        stop=stop,
                     )
                     kind = task.answer[representation]
                     out.append(Question(request, task, representation, str(record["id"]), text, kind))

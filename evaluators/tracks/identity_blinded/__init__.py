@@ -78,6 +78,7 @@ from evaluators.asking import (
     cell,
     host_counts,
     normalise_answers,
+    protocol,
     read_completions,
     write_table,
 )
@@ -101,8 +102,9 @@ _NAME_FIELD = {"smiles": "_smiles", "iupac": "_iupac"}
 POSITIONAL = "of the source SMILES"
 RECONSTRUCT = "reconstruct"
 TEMPERATURE = 0.0
-STOP = ("\n\n",)
-MAX_NEW_TOKENS = {"smiles": 128, "label": 8, "number": 16}
+#: Generation budget of a direct model per answer kind (a chat model gets the answer protocol's larger
+#: budget and no stop string: evaluators.asking.protocol).
+MAX_NEW_TOKENS = {"smiles": 128, "label": 32, "number": 32}
 #: Characters of a completion kept in the per-item table.
 SHOWN_CHARS = 120
 #: Bootstrap replicates of each collapse-ratio interval.
@@ -260,7 +262,7 @@ class IdentityBlindedTrack(AskingTrack):
     name = TRACK
     #: 3 (issue 29): balanced IUPAC subsets, BACE; 4: the container sees only the requests (opaque ids,
     #: prompts), never the pairs file.
-    version = 4
+    version = 5
     main_metric = "balanced_accuracy"
     description = (
         "Generative models predict a property of a target molecule given as a source molecule plus an "
@@ -359,7 +361,8 @@ class IdentityBlindedTrack(AskingTrack):
             "conditions": list(CONDITIONS),
             "iupac": f"both names present and the edit does not contain {POSITIONAL!r}",
             "max_new_tokens": dict(MAX_NEW_TOKENS),
-            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "decoding": {"temperature": TEMPERATURE, "seed": self.options.seed},
+            "protocol": protocol.definition(),
             "collapse_ratio": {"n_boot": N_BOOT, "seed": self.options.seed, "level": 0.95},
         }
 
@@ -390,8 +393,9 @@ class IdentityBlindedTrack(AskingTrack):
         return out
 
     def _question(self, qid, text, wording, representation, item, shown, kind, template) -> Question:
-        request = GenerationRequest(id=qid, prompt=text, max_new_tokens=MAX_NEW_TOKENS[kind],
-                                    temperature=TEMPERATURE, seed=self.options.seed, stop=STOP)  # fmt: skip
+        budget, stop = self.decoding(MAX_NEW_TOKENS[kind])
+        request = GenerationRequest(id=qid, prompt=protocol.with_protocol(text, kind), max_new_tokens=budget,
+                                    temperature=TEMPERATURE, seed=self.options.seed, stop=stop)  # fmt: skip
         return Question(request, wording, representation, item, shown, kind, template)
 
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:

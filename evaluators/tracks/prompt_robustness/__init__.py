@@ -42,6 +42,7 @@ from evaluators.asking import (
     cell,
     host_counts,
     normalise_answers,
+    protocol,
     read_completions,
     write_table,
 )
@@ -64,9 +65,9 @@ ANSWERS = "template_answers.csv.gz"
 #: times, so the sample, not the data set, sets the cost).
 ITEMS_PER_DATASET = 200
 TEMPERATURE = 0.0
-STOP = ("\n\n",)
-#: Generation budget per answer kind.
-MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 8, "number": 16}
+#: Generation budget of a direct model per answer kind (room for "Answer: " and a short sentence; a chat
+#: model gets the answer protocol's larger budget, evaluators.asking.protocol).
+MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 32, "number": 32}
 #: Characters of a completion kept in the per-item table.
 SHOWN_CHARS = 120
 SETS: tuple[TemplateSet, ...] = load_template_sets()
@@ -210,7 +211,7 @@ class PromptRobustnessTrack(AskingTrack):
 
     name = TRACK
     #: 3 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's files.
-    version = 3
+    version = 4
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -272,7 +273,8 @@ class PromptRobustnessTrack(AskingTrack):
             "items_per_dataset": ITEMS_PER_DATASET,
             "sample": "first records in sha256(seed|id) order",
             "max_new_tokens": dict(MAX_NEW_TOKENS),
-            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "decoding": {"temperature": TEMPERATURE, "seed": self.options.seed},
+            "protocol": protocol.definition(),
         }
 
     def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
@@ -286,16 +288,17 @@ class PromptRobustnessTrack(AskingTrack):
             for representation in s.representations:
                 kind = s.answer[representation]
                 texts = {r["id"]: written(s, representation, r) for r in chosen}
+                budget, stop = self.decoding(MAX_NEW_TOKENS[kind])
                 for template in s.templates:
                     for record in chosen:
                         item = str(record["id"])
                         request = GenerationRequest(
                             id=f"{s.task}|{representation}|{template.id}|{item}",
                             prompt=s.prompt(template, representation, texts[item]),
-                            max_new_tokens=MAX_NEW_TOKENS[kind],
+                            max_new_tokens=budget,
                             temperature=TEMPERATURE,
                             seed=self.options.seed,
-                            stop=STOP,
+                            stop=stop,
                         )
                         out.append(Question(request, s, representation, item, texts[item], kind, template.id))
         return out
