@@ -45,8 +45,11 @@ DIRECT_STOP = ("\n\n",)
 MODEL_KINDS = ("direct", "chat")
 
 
-def with_protocol(prompt: str, kind: str) -> str:
-    """Return ``prompt`` with the protocol's last line for an answer of ``kind``.
+def with_protocol(prompt: str, kind: str, *, what: str = "") -> str:
+    """Return ``prompt`` with the protocol's last line for an answer of ``kind`` (or ``what``, when given).
+
+    ``what`` names the answer where its kind depends on the input (T3's translation asks for "the IUPAC
+    name or SMILES asked for", so that its SMILES and name questions stay word for word the same).
 
     Examples
     --------
@@ -59,7 +62,7 @@ def with_protocol(prompt: str, kind: str) -> str:
     KeyError
         If ``kind`` is not an answer kind.
     """
-    return f"{prompt}\n{ANSWER_LINE.format(what=WHAT[kind])}"
+    return f"{prompt}\n{ANSWER_LINE.format(what=what or WHAT[kind])}"
 
 
 def decoding(direct_budget: int, *, chat: bool) -> tuple[int, tuple[str, ...]]:

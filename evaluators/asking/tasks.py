@@ -60,6 +60,10 @@ class Task:
         The molecule slot holds reactants (``.``-separated components), not one molecule.
     numeric : bool
         Answers are numbers (MSE metrics) rather than categories (agreement metrics).
+    what : str
+        What the answer protocol's last line calls the answer
+        (:func:`evaluators.asking.protocol.with_protocol`), where the answer kind differs between
+        representations; ``""``: named by the answer kind.
     echo_is_no_answer : bool
         An answer that repeats an input molecule (the whole input or one of its components) is not a
         prediction and counts as unusable: otherwise copying the question would be perfectly consistent.
@@ -74,6 +78,7 @@ class Task:
     reactions: bool = False
     numeric: bool = False
     echo_is_no_answer: bool = False
+    what: str = ""
 
     def prompt(self, representation: str, text: str) -> str:
         """Return the question about ``text``, which is written in ``representation``.
@@ -83,7 +88,8 @@ class Task:
         from evaluators.asking.protocol import with_protocol
 
         intro = (_REACTANTS if self.reactions else _MOLECULE)[representation].format(text=text)
-        return with_protocol(self.template.format(molecule=intro), self.answer[representation])
+        question = self.template.format(molecule=intro)
+        return with_protocol(question, self.answer[representation], what=self.what)
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""
@@ -95,6 +101,7 @@ class Task:
             "needs": list(self.needs),
             "max_new_tokens": self.max_new_tokens,
             "echo_is_no_answer": self.echo_is_no_answer,
+            "what": self.what,
         }
 
 
@@ -108,6 +115,7 @@ TASKS: tuple[Task, ...] = (
         answer={"smiles": "name", "iupac": "smiles", "randomized": "name"},
         needs=("smiles", "iupac"),
         max_new_tokens=128,
+        what="the IUPAC name or the SMILES you were asked for",
     ),
     Task(
         name="formula",
