@@ -68,6 +68,7 @@ _REFUSAL = re.compile(
 _WRAP = "\"'`*_“”‘’«» \t"
 # Lone surrogates (from a bad decoder) and NUL bytes are dropped: nothing downstream may see them.
 _BAD = re.compile(r"[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\u200b-\u200d\u2060]")
+_FULL_WIDTH = str.maketrans({"：": ":", "＝": "=", "（": "(", "）": ")", "，": ",", "－": "-"})
 _SPACES = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
 
 
@@ -86,7 +87,8 @@ def clean_text(text: object) -> str:
     if len(text) > 2 * MAX_TEXT:
         text = text[:MAX_TEXT] + "\n" + text[-MAX_TEXT:]
     text = _BAD.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    return _SPACES.sub(" ", text)
+    # Full-width punctuation (CJK input methods) marks answers as well: "Answer：-3.2".
+    return _SPACES.sub(" ", text).translate(_FULL_WIDTH)
 
 
 def _boxed(text: str) -> list[tuple[int, str]]:
