@@ -60,6 +60,7 @@ __all__ = ["ANSWER_KINDS", "READING_RULES", "Reading", "extract", "formula_count
 ANSWER_KINDS = ("smiles", "name", "formula", "label", "number")
 #: Every rule id a :class:`Reading` may carry (module docstring; ``none``: no answer).
 READING_RULES = (*SPAN_RULES, "after-arrow", "last-molecule", "without-aside")
+_OR = re.compile(r"\s(?:or|and/or)\s", re.IGNORECASE)
 _FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)")
 
 
@@ -188,13 +189,19 @@ def read_batch(
     if names_to_smiles is None:
         from evaluators.answers.opsin import names_to_smiles
     spans = [find_span(t) for t in texts]
-    candidates = [name_candidates(span) if span and not is_refusal(span) else ("", "") for span, _ in spans]
+    # A refusal or alternatives ("ethanol or methanol") never reach OPSIN: no answer.
+    candidates = [
+        name_candidates(span) if span and not is_refusal(span) and not _OR.search(span) else ("", "")
+        for span, _ in spans
+    ]
     kwargs: dict[str, Any] = {} if problems is None else {"problems": problems}
     first = list(names_to_smiles([c[0] for c in candidates], **kwargs))
+    # Retry without the aside when the whole failed, or when OPSIN read the aside as a second component
+    # ("Ethyl acetate (ethyl ethanoate)" reads as a mixture of two esters): one molecule was answered.
     retry = [
         i
         for i, v in enumerate(first)
-        if v is None and candidates[i][1] and candidates[i][1] != candidates[i][0]
+        if (v is None or "." in str(v)) and candidates[i][1] and candidates[i][1] != candidates[i][0]
     ]
     second: dict[int, Any] = {}
     if retry:
@@ -207,7 +214,7 @@ def read_batch(
             problems.update({retry[j]: why for j, why in more.items() if retry[j] not in problems})
     readings = []
     for i, ((span, rule), value) in enumerate(zip(spans, first, strict=True)):
-        if value is None and second.get(i) is not None:
+        if second.get(i) is not None:
             if problems is not None:
                 problems.pop(i, None)
             readings.append(Reading(second[i], "without-aside", span))

@@ -60,11 +60,14 @@ _HEDGE = re.compile(
     re.IGNORECASE,
 )
 _REFUSAL = re.compile(
-    r"\b(?:cannot|can't|can not|unable|don't know|do not know|not possible|impossible to|no answer|"
+    r"\b(?:cannot|can't|can not|unable|not able|don't know|do not know|not possible|impossible to|no answer|"
     r"unknown|undetermined|not available|insufficient|not enough information|cannot be determined|"
     r"n/a)(?![\w/])|^(?:i'm not sure|not sure|none|\?+|-+|—)\.?$",
     re.IGNORECASE,
 )
+_LATEX_WRAP = re.compile(r"^\\(?:text|textbf|mathrm|mathbf|rm|ce)\s{0,2}\{([^{}]{0,2000})\}$")
+# A bullet before a word ("- SMILES: …"); never before a digit, where "- 1.2" is a spaced minus sign.
+_BULLET = re.compile(r"^(?:[-•][ \t]{1,3}|#{1,6}[ \t]{1,3})(?=[A-Za-z*_`\"'])")
 _WRAP = "\"'`*_“”‘’«» \t"
 # Lone surrogates (from a bad decoder) and NUL bytes are dropped: nothing downstream may see them.
 _BAD = re.compile(r"[\ud800-\udfff\x00-\x08\x0b\x0c\x0e-\x1f\ufeff\u200b-\u200d\u2060]")
@@ -142,6 +145,8 @@ def strip_span(span: str) -> str:
             span = span.strip("$").strip()
         if span.startswith("\\(") and span.endswith("\\)"):
             span = span[2:-2].strip()
+        span = _LATEX_WRAP.sub(r"\1", span)
+        span = _BULLET.sub("", span, count=1)
         span = _LABEL.sub("", span, count=1)
         span = _HEDGE.sub("", span, count=1)
         if span == before:
