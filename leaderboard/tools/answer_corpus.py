@@ -95,9 +95,8 @@ def unicode_formula(formula: str) -> str:
 
 def mol_weight(smiles: str) -> float:
     """Average molecular weight, two decimals (what a model writes)."""
-    from rdkit.Chem import Descriptors
-
     from rdkit import Chem
+    from rdkit.Chem import Descriptors
 
     return round(Descriptors.MolWt(Chem.MolFromSmiles(smiles)), 2)
 
@@ -119,7 +118,7 @@ def _dash(s: str, dash: str) -> str:
 
 
 def smiles_styles(smiles: str, other: str, i: int) -> list[tuple[str, str, Any, str]]:
-    """SMILES answers: (style, completion, expected, why)."""
+    """Return SMILES answers: (style, completion, expected, why)."""
     e = canonical(smiles)
     return [
         ("terse", smiles, e, ""),
@@ -163,7 +162,7 @@ def smiles_styles(smiles: str, other: str, i: int) -> list[tuple[str, str, Any, 
 
 
 def name_styles(row: tuple, other: tuple, i: int) -> list[tuple[str, str, Any, str]]:
-    """Name answers (expected: the molecule's canonical SMILES)."""
+    """Return name answers (expected: the molecule's canonical SMILES)."""
     name, smiles, _, _, _, synonym = row
     e = canonical(smiles)
     cap = name[:1].upper() + name[1:]
@@ -203,7 +202,7 @@ def name_styles(row: tuple, other: tuple, i: int) -> list[tuple[str, str, Any, s
 
 
 def formula_styles(formula: str, condensed: str, other: str, i: int) -> list[tuple[str, str, Any, str]]:
-    """Formula answers (expected: Hill formula)."""
+    """Return formula answers (expected: the Hill formula)."""
     rows = [
         ("terse", formula, formula, ""),
         ("sentence", f"The molecular formula is {formula}.", formula, ""),
@@ -242,7 +241,7 @@ def formula_styles(formula: str, condensed: str, other: str, i: int) -> list[tup
 
 
 def label_styles(value: bool, task: str, i: int) -> list[tuple[str, str, Any, str]]:
-    """Label answers (expected: bool)."""
+    """Return label answers (expected: bool)."""
     yes, no = ("Yes", "No") if value else ("No", "Yes")
     word = yes.lower()
     rows = [
@@ -309,7 +308,7 @@ def label_styles(value: bool, task: str, i: int) -> list[tuple[str, str, Any, st
 
 
 def number_styles(value: float, unit: str, i: int) -> list[tuple[str, str, Any, str]]:
-    """Number answers (expected: float as written)."""
+    """Return number answers (expected: the float as written)."""
     s = _num(value)
     neg = value < 0
     rows = [
@@ -388,7 +387,7 @@ UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aque
 
 
 def reaction_styles(reactants: str, product: str, by: str, i: int) -> list[tuple[str, str, Any, str]]:
-    """Reaction answers as SMILES (expected: the product)."""
+    """Return reaction answers as SMILES (expected: the product)."""
     e = canonical(product)
     a, b = reactants.split(".")
     plus = f" + {by}" if by else ""
@@ -503,7 +502,8 @@ HAND: tuple[tuple[str, str, str, str, str, Any, str], ...] = (
         "logp_gt_3",
         "label",
         "cot-answer-line",
-        "logP of benzene is about 2.1, so no for benzene itself.\nBut the target has two more chlorines.\nAnswer: yes",
+        "logP of benzene is about 2.1, so no for benzene itself.\n"
+        "But the target has two more chlorines.\nAnswer: yes",
         True,
         "the last Answer: line wins over an earlier no",
     ),
