@@ -264,7 +264,7 @@ def label_styles(value: bool, task: str, i: int) -> list[tuple[str, str, Any, st
         ("leading-blank", f"\n\n{yes}", value, ""),
         (
             "trailing-explanation",
-            f"{yes}.\nThe molecule is small, and {no.lower()} further check is needed.",
+            f'{yes}.\nA first guess of "{no.lower()}" was wrong: each criterion was checked.',
             value,
             "only the answer line counts",
         ),
