@@ -8,8 +8,8 @@ Rules, in order (each one a mistake a careful grader would not make):
 3. Not the value: locants (``2-`` in ``propan-2-ol``, ``2-(``, ``1,2-``), numbers glued to letters
    (``H12``, ``ΔG298``, ``log10``), exponents of units (``mol⁻¹``), temperatures and conditions
    (``298 K``, ``25 °C``, ``1 atm``, ``pH 7``), percentages.
-4. After a short label ending in ``=``, ``:``, ``≈`` or ``~``, the first number after it
-   (``ΔG(298 K) = -3.2``, ``2-(2-hydroxyethoxy)ethanol: -8.2``); else the first number of the span.
+4. The first number left is the value (``ΔG(298 K) = -3.2``, ``2-(2-hydroxyethoxy)ethanol: -8.2``,
+   ``-5.0 (experimental: -5.01)``): what follows the answer is commentary.
 5. Several different values offered as alternatives (``-3.2 or -4.5``, ``between -3 and -4``,
    ``-3 to -4``) are no answer: a grader cannot pick one.
 
@@ -34,7 +34,7 @@ _SPACED_SIGN = re.compile(r"(^|[\s:=(~≈])-\s{1,3}(?=\d|\.\d)")
 _LATEX_TIMES = re.compile(r"\\(?:times|cdot)")
 _NUMBER = re.compile(
     r"(?<![\w.,^/+\-])(?P<num>[-+]?(?:\d{1,3}(?:,\d{3}){1,6}\.\d{1,20}|\d{1,30}(?:\.\d{0,20})?|\.\d{1,20}))"
-    r"(?P<exp>[eE][-+]?\d{1,4}|\s{0,2}[×xX*·]\s{0,2}10\s{0,2}\^\s{0,2}\(?[-+]?\d{1,4}\)?)?"
+    r"(?P<exp>[eE][-+]?\d{1,4}|\s{0,2}[×xX*·]\s{0,2}10\s{0,2}(?:\^\s{0,2}\(?[-+]?\d{1,4}\)?|[-+]\d{1,4}))?"
 )
 # What follows a number that is not the answer: a locant ("2-ol", "2-(", "1,2-"), a glued word, a unit
 # of temperature or pressure, a percentage.
@@ -43,8 +43,6 @@ _NOT_VALUE_AFTER = re.compile(
     r"mmHg\b|torr\b))"
 )
 _NOT_VALUE_BEFORE = re.compile(r"(?:\bpH|\bT|\btemperature)\s{0,2}[=:]?\s{0,2}$", re.IGNORECASE)
-_SEPARATOR = re.compile(r"[=:≈~]")
-_CLAUSE = re.compile(r"[.;,]\s")
 _ALTERNATIVE = re.compile(r"^\s{0,3}(?:or|to|-|and)\s{0,3}$|^\s{0,3},?\s{0,3}or\s{0,3}$", re.IGNORECASE)
 _BETWEEN = re.compile(r"\bbetween\s{0,3}$|\bfrom\s{0,3}$|\beither\s{0,3}$", re.IGNORECASE)
 
@@ -117,13 +115,9 @@ def read_number(span: str) -> float | None:
     found = _candidates(span)
     if not found:
         return None
-    # A short label before the first "=" or ":" ("ΔG(298 K) =", "Compound 5:") names the quantity; after
-    # a sentence ("-3.2 kcal/mol. For comparison, water: -6.3") the sign introduces something else.
-    separator = _SEPARATOR.search(span)
+    # The first value: what precedes it in "ΔG(298 K) = -3.2" or "2-(2-hydroxyethoxy)ethanol: -8.2" is
+    # a locant or a condition (rule 3), and what follows ("-5.0 (experimental: -5.01)") is commentary.
     chosen = 0
-    if separator and separator.start() <= 60 and not _CLAUSE.search(span[: separator.start()]):
-        after = [i for i, (start, _, _) in enumerate(found) if start >= separator.end()]
-        chosen = after[0] if after else 0
     start, end, value = found[chosen]
     # Alternatives: a different value right after "or", "to", a dash or "and" (or "between X and Y").
     if chosen + 1 < len(found):

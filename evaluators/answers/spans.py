@@ -9,7 +9,8 @@ rule id        what it reads
 tag            the last ``<answer>…</answer>`` (ChemBench style)
 boxed          the last ``\boxed{…}`` (LaTeX)
 answer-line    the last line that starts with ``Answer:`` / ``Final answer:`` / ``**Answer:**``
-               (Markdown emphasis, a bullet or a heading allowed; an empty one: the next line)
+               (Markdown emphasis, a bullet or a heading allowed; an empty one, or a heading
+               ``### Answer``: the next line)
 fence          the contents of the first Markdown code fence
 first-line     the first non-empty line
 =============  =================================================================================
@@ -42,6 +43,10 @@ _BOXED = re.compile(r"\\boxed\s*\{")
 _ANSWER_LINE = re.compile(
     r"^[ \t>#*\-•]{0,8}(?:\*\*|__|\*|_)?[ \t]{0,3}(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]{0,3}"
     r"(?:\*\*|__)?[ \t]{0,3}(?:is[ \t]{0,3})?[:=][ \t]{0,3}(?:\*\*|__)?(?P<rest>[^\n]{0,2000})$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ANSWER_HEAD = re.compile(
+    r"^[ \t>#*]{0,8}(?:the[ \t]+)?(?:final[ \t]+)?answer[ \t]{0,3}(?:\*\*|__)?[ \t]{0,3}$",
     re.IGNORECASE | re.MULTILINE,
 )
 _FENCE = re.compile(r"```[A-Za-z]{0,20}[ \t]{0,10}\n?([^`]{0,5000})(?:```|$)")
@@ -97,7 +102,8 @@ def clean_text(text: object) -> str:
 def _boxed(text: str) -> list[tuple[int, str]]:
     r"""Every ``\boxed{…}`` (braces balanced, capped) with the position where it ends."""
     out = []
-    for match in _BOXED.finditer(text):
+    # Only the last few boxes can be the answer; bounds the work on a text of thousands of "\boxed{".
+    for match in list(_BOXED.finditer(text))[-8:]:
         depth, start = 1, match.end()
         for i in range(start, min(len(text), start + MAX_SPAN)):
             depth += {"{": 1, "}": -1}.get(text[i], 0)
@@ -120,6 +126,11 @@ def _marked(text: str) -> tuple[str, str] | None:
             end += 1
         if rest:
             found.append((end, rest, "answer-line"))
+    for m in _ANSWER_HEAD.finditer(text):  # "### Answer" / "**Final answer**" alone: the next line
+        tail = text[m.end() : m.end() + MAX_SPAN + 200].lstrip("\n ")
+        rest = tail.split("\n", 1)[0].strip()
+        if rest:
+            found.append((m.end() + 1, rest, "answer-line"))
     if not found:
         return None
     end, span, rule = max(found, key=lambda f: (f[0], f[2] != "answer-line"))
