@@ -105,3 +105,17 @@ def test_the_mounted_view_asks_an_api_or_a_chat_model_with_the_chat_budget(
     else:
         assert min(budgets) >= CHAT_BUDGET and stops == {()}
     assert all(r["prompt"].rsplit("\n", 1)[1].startswith(ANSWER_LINE.split("{")[0]) for r in rows)
+
+
+def test_a_table_recorded_before_the_rule_column_reads_it_as_empty_and_keeps_its_key() -> None:
+    import pandas as pd
+
+    from leaderboard.site.normalise import normalise_table, table_key
+
+    spec = ConsistencyTrack.tables[0]
+    row = {"submission": "a", "track": "consistency", "dataset": "d", "task": "formula",
+           "representation": "smiles", "id": "1", "input": "CCO", "completion": "C2H6O", "answer": "C2H6O",
+           "correct": "1"}  # fmt: skip
+    out = normalise_table(pd.DataFrame([row]), spec, "answers")
+    assert list(out["rule"].astype(str)) == [""] and "rule" not in table_key(spec)
+    assert {c: str(out[c].iloc[0]) for c in row} == row  # nothing recorded is lost

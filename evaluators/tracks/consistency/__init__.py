@@ -168,13 +168,16 @@ class ConsistencyTrack(AskingTrack):
         TableSpec(
             name="answers",
             file="answers.csv.gz",
-            columns=("task", "representation", "id", "input", "completion", "answer", "correct"),
+            columns=("task", "representation", "id", "input", "completion", "answer", "correct", "rule"),
             description=(
                 "Every question and answer: the input as the model saw it, its completion (first "
                 f"{SHOWN_CHARS} characters), the normalised answer and whether it is correct — the per-item "
-                "explorer shows the two representations side by side."
+                "explorer shows the two representations side by side. The `rule` column names the reader's "
+                "rule that read the answer (`answer-line`, `boxed`, `first-line` …; `none`: no answer; "
+                "`out-of-range`, `echo`: read, then voided)."
             ),
             artifact=ANSWERS,
+            added=("rule",),
         ),
     )
     artifacts = (COMPLETIONS,)
@@ -225,21 +228,26 @@ class ConsistencyTrack(AskingTrack):
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         by_record = {str(r["id"]): r for r in records}
         refused: dict[str, str] = {}
-        answers = normalise_answers(questions, texts, refused=refused)
+        rules: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused, rules=rules)
         for q in questions:
             if q.task.numeric:  # outside the plausible range: invalid, never a number (issue 28)
-                answers[q.request.id] = plausible(q.task.name, answers[q.request.id])
+                read = answers[q.request.id]
+                answers[q.request.id] = plausible(q.task.name, read)
+                if read is not None and answers[q.request.id] is None:
+                    rules[q.request.id] = "out-of-range"
         for q in questions:
             if not q.task.echo_is_no_answer:
                 continue
             if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
                 answers[q.request.id] = None  # the question repeated back: no prediction
+                rules[q.request.id] = "echo"
         # One truth per task and item (each is asked in three representations).
         tasks = {q.task.name: q.task for q in questions}
         keys = dict.fromkeys((q.task.name, q.item) for q in questions)
         truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
         rows = _rows(questions, texts, answers, truths)
-        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)
+        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths, rules)
         counts = host_counts(result.counts, questions, texts, malformed, refused)
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
@@ -322,7 +330,7 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
     return rows
 
 
-def _write_answers(path: Path, questions, texts, answers, truths) -> None:
+def _write_answers(path: Path, questions, texts, answers, truths, rules) -> None:
     """Write the per-item table (:data:`ConsistencyTrack.tables`)."""
 
     def rows():
@@ -333,7 +341,7 @@ def _write_answers(path: Path, questions, texts, answers, truths) -> None:
             yield [
                 q.task.name, q.representation, q.item, q.shown[:SHOWN_CHARS],
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
-                cell(answer)[:SHOWN_CHARS], correct,
+                cell(answer)[:SHOWN_CHARS], correct, rules.get(q.request.id, "none"),
             ]  # fmt: skip
 
     write_table(path, ConsistencyTrack.tables[0].columns, rows())

@@ -314,17 +314,20 @@ class IdentityBlindedTrack(AskingTrack):
             name="blinded_answers",
             file=ANSWERS,
             columns=("task", "representation", "condition", "question", "id", "group", "stated", "completion",
-                     "answer", "score"),
+                     "answer", "score", "rule"),
             description=(
                 "Every answer: the pair's task, representation and condition, the question (`property` or "
                 "`reconstruction`), the pair id and group, the source label the prompt stated (C2: true, C3: "
                 f"false; yes/no or the number shown), the completion (first {SHOWN_CHARS} "
                 "characters), the normalised answer (empty when invalid) and its score: 1/0 for a label or "
                 "a reconstructed SMILES (an invalid answer scores 0), the absolute error of a number (empty "
-                "when invalid)."
+                "when invalid). The `rule` column names the reader's rule that read the answer "
+                "(`answer-line`, `boxed`, `first-line` …; `none`: no answer; `out-of-range`: read, then "
+                "voided)."
             ),
             artifact=ANSWERS,
             numeric=("score",),
+            added=("rule",),
         ),
         TableSpec(
             name="blinded_pairs",
@@ -407,7 +410,8 @@ class IdentityBlindedTrack(AskingTrack):
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         refused: dict[str, str] = {}
-        answers = normalise_answers(questions, texts, refused=refused)
+        rules: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused, rules=rules)
         items = []
         for q in questions:
             record = by_id[q.item]
@@ -416,6 +420,8 @@ class IdentityBlindedTrack(AskingTrack):
             answer = answers[q.request.id]
             if q.kind == "number" and not reconstruct:  # outside the plausible range: invalid
                 answer = plausible(q.task.task, answer)
+                if answer is None and answers[q.request.id] is not None:
+                    rules[q.request.id] = "out-of-range"
             items.append(Item(
                 task=q.task.task, representation=q.representation,
                 condition="C1" if reconstruct else q.template,
@@ -426,7 +432,7 @@ class IdentityBlindedTrack(AskingTrack):
                 false_label=_label(record, q.task.kind, "false_source_label"),
             ))  # fmt: skip
         rows = track_rows(items, n_boot=N_BOOT, seed=self.options.seed)
-        _write_answers(out_dir / ANSWERS, questions, items, texts)
+        _write_answers(out_dir / ANSWERS, questions, items, texts, rules)
         asked = {q.item for q in questions}
         write_table(out_dir / PAIRS, IdentityBlindedTrack.tables[1].columns,
                     ([r.get(c, "") for c in IdentityBlindedTrack.tables[1].columns] for r in records
@@ -446,7 +452,7 @@ def _label(record: dict[str, str], kind: str, column: str = "target_label") -> A
     return round(value, 2) if column != "target_label" else value
 
 
-def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[Item], texts) -> None:
+def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[Item], texts, rules) -> None:
     """Write the per-item table (:data:`IdentityBlindedTrack.tables`)."""
 
     def rows():
@@ -457,7 +463,7 @@ def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[It
                 it.task, it.representation, it.condition, it.question, it.id, it.group,
                 cell(stated) if it.question == "property" else "",
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
-                cell(it.answer)[:300], cell(it.score),
+                cell(it.answer)[:300], cell(it.score), rules.get(q.request.id, "none"),
             ]  # fmt: skip
 
     write_table(path, IdentityBlindedTrack.tables[0].columns, rows())
