@@ -154,3 +154,20 @@ def test_odd_text_is_no_answer_never_an_error_and_stays_fast() -> None:
 def test_any_text_reads_without_raising(text: str, kind: str) -> None:
     reading = read(kind, text, task="lipinski")
     assert reading.rule in READING_RULES and (reading.rule == "none") == (reading.value is None)
+
+
+def test_normalise_answers_reads_labels_per_task_and_reports_rules() -> None:
+    from types import SimpleNamespace
+
+    from evaluators.asking import normalise_answers
+
+    def q(qid, kind, task):
+        return SimpleNamespace(request=SimpleNamespace(id=qid), kind=kind, task=task)
+
+    questions = [q("a", "label", SimpleNamespace(name="lipinski")), q("b", "label", "logp_gt_3"),
+                 q("c", "number", {"task": "hydration_free_energy"}), q("d", "smiles", None)]  # fmt: skip
+    texts = {"a": "No violations.", "b": "No violations.", "c": "Reasoning\nAnswer: –3.2"}
+    rules: dict[str, str] = {}
+    out = normalise_answers(questions, texts, rules=rules)
+    assert out == {"a": True, "b": False, "c": -3.2, "d": None}
+    assert rules == {"a": "first-line", "b": "first-line", "c": "answer-line"}
