@@ -13,16 +13,15 @@ only): **old reader 499/856 (58 %), new reader 856/856**.
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from evaluators.answers import READING_RULES, Reading, read_batch
+from evaluators.answers import READING_RULES, Reading
+from evaluators.answers.conformance import conformance, entries, read_entries, same
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "evaluators" / "answers" / "conformance.jsonl"
@@ -31,11 +30,7 @@ T5_PROMPTS = ROOT / "evaluators" / "tracks" / "identity_blinded" / "blinded_prom
 FIELDS = {"track", "task", "kind", "style", "completion", "expected", "why"}
 
 
-def _entries() -> list[dict[str, Any]]:
-    return [json.loads(line) for line in CORPUS.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-ENTRIES = _entries()
+ENTRIES = entries()
 
 
 @pytest.fixture(scope="module")
@@ -46,26 +41,20 @@ def readings() -> list[Reading]:
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
-    groups: dict[tuple[str, str | None], list[int]] = defaultdict(list)
-    for i, e in enumerate(ENTRIES):
-        groups[(e["kind"], e["task"] if e["kind"] == "label" else None)].append(i)
-    out: list[Reading | None] = [None] * len(ENTRIES)
-    for (kind, task), index in groups.items():
-        got = read_batch(kind, [ENTRIES[i]["completion"] for i in index], task=task)
-        for i, reading in zip(index, got, strict=True):
-            out[i] = reading
-    assert all(r is not None for r in out)
-    return out  # type: ignore[return-value]
+    out = read_entries(ENTRIES)
+    assert len(out) == len(ENTRIES)
+    return out
 
 
-def _same(got: Any, expected: Any) -> bool:
-    if expected is None or got is None:
-        return got is None and expected is None
-    if isinstance(expected, bool) or isinstance(got, bool):
-        return got is expected
-    if isinstance(expected, (int, float)):
-        return isinstance(got, float) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
-    return got == expected
+_same = same
+
+
+def test_the_page_figure_is_the_share_this_test_asserts(readings: list[Reading]) -> None:
+    report = conformance()
+    right = sum(_same(r.value, e["expected"]) for e, r in zip(ENTRIES, readings, strict=True))
+    assert (report.right, report.total) == (right, len(ENTRIES))
+    assert sum(n for n, _ in report.by_kind.values()) == right
+    assert report.tasks == len({(e["track"], e["task"]) for e in ENTRIES})
 
 
 def test_every_entry_reads_as_a_careful_grader_would(readings: list[Reading]) -> None:

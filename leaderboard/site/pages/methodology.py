@@ -119,6 +119,31 @@ def _protocol_section() -> list[str]:
         "The protocol, the budgets and the stop rule are part of each generative track's definition, hence "
         "of its benchmark version.",
         "",
+        *_conformance_lines(),
+    ]
+
+
+def _conformance_lines() -> list[str]:
+    """Return the reader's share of its conformance corpus, measured while the page is built."""
+    from evaluators.answers.conformance import conformance
+
+    try:
+        report = conformance()
+    except (OSError, RuntimeError) as exc:  # OPSIN needs Java: say so rather than print a stale figure
+        return [f"The reader's conformance corpus could not be read here ({esc(type(exc).__name__)}).", ""]
+    rows = [[code(kind), f"{right} / {total}", f"{100 * right / total:.1f} %"]
+            for kind, (right, total) in report.by_kind.items()]  # fmt: skip
+    share = 100 * report.right / report.total
+    return [
+        f"The reader is held to a **conformance corpus** of {report.total} completions "
+        f"(`evaluators/answers/conformance.jsonl`: {report.tasks} tasks of T3–T5, {report.styles} writing "
+        "styles — terse, sentence, Markdown, LaTeX, code fence, reasoning then `Answer:`, hedged, refusal, "
+        "several candidates, units, Unicode dashes and sub- and superscripts), each with the answer a "
+        f"careful grader records. Read as graded when this page was built: **{report.right} of "
+        f"{report.total} ({share:.1f} %)**; the test suite fails below 100 %.",
+        "",
+        table(["Answer kind", "Read as graded", "Share"], rows),
+        "",
     ]
 
 
