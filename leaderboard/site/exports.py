@@ -254,7 +254,7 @@ def read_table(site_dir: Path, name: str) -> pd.DataFrame:
         header = [h.strip('"') for h in handle.readline().rstrip("\r\n").split(",")]
     absent = [c for c in columns if c not in header]
     trailing = _trailing_text(columns, spec.numeric)
-    lacking = [c for c in absent if c not in trailing]
+    lacking = [c for c in absent if c not in trailing and c not in spec.added]  # added: read as empty
     if lacking:
         raise ValueError(f"{path}: missing columns {lacking}. {_HINT}")
     present = [c for c in columns if c in header]
