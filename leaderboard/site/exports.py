@@ -234,8 +234,8 @@ def read_table(site_dir: Path, name: str) -> pd.DataFrame:
     -------
     pandas.DataFrame
         The export columns (``submission, track, dataset`` and the spec's); text columns as ``category``
-        of ``str``, numeric columns as ``float``. Trailing text columns the file lacks are ``''``. Empty
-        when the file does not exist.
+        of ``str``, numeric columns as ``float``. Trailing text columns, and added ones
+        (``TableSpec.added``), the file lacks are ``''``. Empty when the file does not exist.
 
     Raises
     ------
