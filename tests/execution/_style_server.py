@@ -80,8 +80,8 @@ class Truth:
     """The right answer to one question, as a model writes it before styling.
 
     ``kind``: the answer kind (smiles, name, formula, label, number; ``""``: not a question of the tracks);
-    ``text``: the answer (``None``: not reachable); ``unit``: a number's unit; ``smiles``: the canonical SMILES
-    of the molecule the answer is about (for a wrong answer).
+    ``text``: the answer (``None``: not reachable); ``unit``: a number's unit; ``smiles``: the canonical
+    SMILES of the molecule the answer is about (for a wrong answer).
     """
 
     kind: str
@@ -256,8 +256,11 @@ def render(style: str, kind: str, answer: str, unit: str = "") -> str:
     if style == "markdown-bold":
         return f"**{label if kind == 'label' else a}**"
     if style == "latex-boxed":
-        inner = {"name": f"\\text{{{a}}}", "label": f"\\text{{{label}}}",
-                 "formula": "".join(f"_{{{c}}}" if c.isdigit() else c for c in a).replace("}_{", "")}
+        inner = {
+            "name": f"\\text{{{a}}}",
+            "label": f"\\text{{{label}}}",
+            "formula": "".join(f"_{{{c}}}" if c.isdigit() else c for c in a).replace("}_{", ""),
+        }
         return f"$\\boxed{{{inner.get(kind, a)}}}$"
     if style == "code-fence":
         return f"```{'smiles' if kind == 'smiles' else ''}\n{a}\n```"
