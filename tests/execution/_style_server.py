@@ -41,6 +41,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -64,6 +65,57 @@ ANSWERERS = ("correct", "wrong")
 #: What a model says to a question whose answer it cannot reach (a refusal: no answer, in every style).
 IDK = "I don't know."
 _SUBSCRIPT = str.maketrans("0123456789", "₀₁₂₃₄₅₆₇₈₉")
+
+
+class OpsinMemo:
+    """OPSIN's answers remembered by exact name, in place of :func:`evaluators.answers.opsin.names_to_smiles`.
+
+    A name not seen before goes to the real OPSIN (one Java process per call, as without the memo); a name
+    seen before gets the same canonical SMILES (and the same refusal reason) without starting Java. The
+    test installs it in place of the module's function before the evaluation, and the oracle parses the
+    names the questions show through it: those are the names the correct answerer writes, so the host's
+    scoring — in a child process forked from the test, which inherits the memo — reads them without
+    starting Java forty times. Nothing else about the reading changes.
+
+    Parameters
+    ----------
+    record : pathlib.Path, optional
+        A file that gets one line (the number of names) per call that starts OPSIN, in this process or in a
+        child forked from it: :meth:`java_calls` counts them.
+    real : callable, optional
+        The parser behind the memo (default :func:`evaluators.answers.opsin.names_to_smiles`).
+    """
+
+    def __init__(self, record: Path | None = None, real: Callable[..., list] | None = None) -> None:
+        if real is None:
+            from evaluators.answers.opsin import names_to_smiles as real
+        self.real, self.record = real, record
+        self._known: dict[Any, tuple[str | None, str | None]] = {}
+
+    def java_calls(self) -> list[int]:
+        """The calls that started OPSIN so far (each one's number of names), children's included."""
+        if self.record is None or not self.record.is_file():
+            return []
+        return [int(line) for line in self.record.read_text().split()]
+
+    def __call__(self, names: Sequence[str | None], *, problems: dict[int, str] | None = None,
+                 **kwargs: Any) -> list[str | None]:  # fmt: skip
+        misses = [n for n in dict.fromkeys(names) if n not in self._known]
+        if misses:
+            refused: dict[int, str] = {}
+            if self.record is not None:
+                with self.record.open("a") as handle:
+                    handle.write(f"{len(misses)}\n")
+            found = self.real(misses, problems=refused, **kwargs)
+            for i, (name, smiles) in enumerate(zip(misses, found, strict=True)):
+                self._known[name] = (smiles, refused.get(i))
+        out = []
+        for i, name in enumerate(names):
+            smiles, why = self._known[name]
+            if why is not None and problems is not None:
+                problems[i] = why
+            out.append(smiles)
+        return out
 
 
 def load_tools() -> ModuleType:

@@ -50,7 +50,7 @@ from leaderboard.data.prepare import prepare_dataset
 from leaderboard.execution.evaluate import Evaluator
 from leaderboard.store import ResultStore
 from tests.execution._state import REPO_ROOT, shared_data
-from tests.execution._style_server import ANSWERERS, STYLES, Oracle, StyleServer
+from tests.execution._style_server import ANSWERERS, STYLES, OpsinMemo, Oracle, StyleServer
 
 LIMIT = 3
 DATASETS = ("pubchem-names", "edit-pairs")
@@ -64,6 +64,8 @@ SMALL_ERROR = 0.05
 #: Most the wrong answerer's accuracy may be, and least its error (it adds 5 to every number).
 WRONG = 0.05
 LARGE_ERROR = 4.0
+#: The names the wrong answerer writes (another molecule's: decane, undecane for decane itself).
+WRONG_NAMES = ("decane", "undecane")
 #: T4's summaries over templates compared: the primary score's mean and its worst template.
 T4_SUMMARIES = {f"{score}_{stat}" for score in ("accuracy", "balanced_accuracy", "mae_charged")
                 for stat in ("mean", "worst")}  # fmt: skip
@@ -114,7 +116,7 @@ def _submission(root: Path, sub_id: str, url: str) -> None:
     (folder / "submission.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
 
 
-def _oracle(state: Path) -> Oracle:
+def _oracle(state: Path, memo: OpsinMemo) -> Oracle:
     """The server's knowledge: the data sets' names of structures and measured values; names pre-parsed."""
     from evaluators.datasets.edit_pairs import NUMERIC_THRESHOLDS
     from evaluators.notations.smiles import canonical_smiles
@@ -128,10 +130,12 @@ def _oracle(state: Path) -> Oracle:
         if r["task"] in NUMERIC_THRESHOLDS:
             measured.setdefault((r["task"], canonical_smiles(r["target_smiles"])), float(r["target_label"]))
             measured.setdefault((r["task"], canonical_smiles(r["source_smiles"])), float(r["source_label"]))
-    oracle = Oracle(names_of, measured)
+    oracle = Oracle(names_of, measured, parse_names=memo)
     shown = [r["iupac"] for r in molecules[:LIMIT]]
     shown += [r[f] for r in pairs[:LIMIT] for f in ("source_iupac", "target_iupac") if r.get(f)]
-    oracle.learn(shown)  # one OPSIN batch for every name the questions show
+    # One OPSIN batch for every name the questions show (the names the correct answerer writes back) and
+    # the wrong answerer's names: the scoring finds them all in the memo.
+    oracle.learn([*shown, *WRONG_NAMES])
     return oracle
 
 
@@ -145,7 +149,9 @@ def evaluated(tmp_path_factory) -> dict[str, Any]:
         pytest.skip(message)
     root = tmp_path_factory.mktemp("style_invariance")
     state = shared_data(root / "state")
-    with StyleServer(_oracle(state)) as server:
+    memo = OpsinMemo(record=root / "opsin-calls.txt")
+    with pytest.MonkeyPatch.context() as patch, StyleServer(_oracle(state, memo)) as server:
+        patch.setattr("evaluators.answers.opsin.names_to_smiles", memo)
         for answerer in ANSWERERS:
             for style in STYLES:
                 _submission(root, f"{answerer}-{style}", server.url)
@@ -172,7 +178,7 @@ def evaluated(tmp_path_factory) -> dict[str, Any]:
             if (read := _validity(tags["track"], row)) is not None:
                 validity[(answerer, style)][read[0]] = read[1]
     return {"summary": summary, "lines": lines, "runs": runs, "cells": cells, "validity": validity,
-            "server": server}  # fmt: skip
+            "server": server, "memo": memo}  # fmt: skip
 
 
 def _where(key: tuple[str, ...]) -> str:
@@ -189,6 +195,9 @@ def test_every_submission_ran_every_track_through_the_endpoint(evaluated) -> Non
     assert server.unknown == [], server.unknown[:3]
     assert server.unreachable == [], server.unreachable[:3]
     assert not UNREACHABLE
+    # OPSIN started once, for the names the questions show and the wrong answerer's: the scoring of every
+    # run found each name it read in the memo (a name it had not seen would have started Java again).
+    assert len(evaluated["memo"].java_calls()) == 1, evaluated["memo"].java_calls()
     # Every style has the same cells, and every track has some.
     keys = {frozenset(c) for c in evaluated["cells"].values()}
     assert len(keys) == 1 and len(evaluated["cells"]) == len(ANSWERERS) * len(STYLES)
