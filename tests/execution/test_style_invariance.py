@@ -147,6 +147,10 @@ def evaluated(tmp_path_factory) -> dict[str, Any]:
         if os.environ.get("CI"):
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
+    # The host scores each run in a child forked from this process; T5's statistics import scipy.stats
+    # (1.4 s) on first use. Imported here once, every child has it: 60 runs need not import it 20 times.
+    import scipy.stats  # noqa: F401
+
     root = tmp_path_factory.mktemp("style_invariance")
     state = shared_data(root / "state")
     memo = OpsinMemo(record=root / "opsin-calls.txt")
