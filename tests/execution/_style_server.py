@@ -30,6 +30,8 @@ and labels in ``\text{}``, formulas with ``_{n}`` subscripts), ``code-fence``, `
 then a line with other molecules or numbers) and ``unicode`` (``Answer：…`` with a full-width colon, an
 en-dash minus, subscript digits in formulas, no-break spaces in names).
 
+:class:`OpsinMemo` remembers OPSIN's answers by exact name (the test installs it for the reader too).
+
 Not a test module: tests import it as ``tests.execution._style_server``.
 """
 
