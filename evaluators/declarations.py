@@ -166,6 +166,9 @@ class TableSpec:
         Rows kept in the export (``()``: every row); says what the export holds.
     numeric : tuple of str
         Columns parsed as numbers.
+    added : tuple of str
+        Columns of ``columns`` added after the board first recorded the table: a recorded table without
+        one reads it as empty (nothing stored is lost), and they are not part of a row's key.
     """
 
     name: str
@@ -175,3 +178,4 @@ class TableSpec:
     artifact: str
     where: tuple[tuple[str, str], ...] = ()
     numeric: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()

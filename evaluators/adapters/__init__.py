@@ -49,6 +49,7 @@ __all__ = [
     "WEIGHTS",
     "as_completions",
     "load_adapter",
+    "stop_index",
 ]
 
 
@@ -143,7 +144,8 @@ class GenerationRequest:
     seed : int
         Seed of this request's sampling (set per request, so batching never changes a sample).
     stop : tuple of str
-        Generation stops at the first of these strings, which is cut from the text (``"stop"``).
+        Generation stops at the first of these strings after the first non-blank character, which is cut
+        from the text (``"stop"``; :func:`stop_index`): a leading blank line is never taken for the end.
     """
 
     id: str
@@ -236,3 +238,21 @@ def length_bucketed_batches(strings: Sequence[str], batch_size: int) -> list[np.
         np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings)), kind="stable"
     )
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def stop_index(text: str, stops: Sequence[str]) -> int | None:
+    r"""Return where ``text`` is cut by the first of ``stops``, or ``None``: never inside leading blanks.
+
+    A stop string ends an answer, so it only counts once the answer has begun: a completion that opens
+    with a blank line (chat models often do) keeps what follows it.
+
+    Examples
+    --------
+    >>> stop_index("\n\nCCO\n\nBecause", ["\n\n"])
+    5
+    >>> stop_index("\n\n", ["\n\n"]) is None
+    True
+    """
+    begun = len(text) - len(text.lstrip())
+    cuts = [i for i in (text.find(s, begun) for s in stops if s) if i >= 0]
+    return min(cuts) if cuts else None

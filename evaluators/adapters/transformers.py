@@ -32,6 +32,7 @@ from evaluators.adapters import (
     GenerativeAdapter,
     ModelConfig,
     length_bucketed_batches,
+    stop_index,
 )
 
 POOLINGS = ("mean", "cls", "last_token", "mean_no_special")
@@ -399,15 +400,14 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
                 tokens.pop()
         decode = self.tokenizer.decode
         text = decode(tokens, skip_special_tokens=True)
-        cuts = [i for i in (text.find(s) for s in request.stop if s) if i >= 0]
-        if cuts:
+        cut = stop_index(text, request.stop)
+        if cut is not None:
 
             def reached(k: int) -> bool:
-                head = decode(tokens[:k], skip_special_tokens=True)
-                return any(s and s in head for s in request.stop)
+                return stop_index(decode(tokens[:k], skip_special_tokens=True), request.stop) is not None
 
             used = _first_prefix(len(tokens), reached)
-            return Completion(request.id, text[: min(cuts)], "stop", n_prompt, used)
+            return Completion(request.id, text[:cut], "stop", n_prompt, used)
         if ended is not None:
             return Completion(request.id, text, "stop", n_prompt, len(tokens) + 1)
         reason = "length" if len(tokens) >= request.max_new_tokens else "stop"
@@ -415,7 +415,10 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
 
 
 class _StopAtStrings:
-    """Stopping criterion: a row is done once its generated text (never the prompt) holds a stop string."""
+    """Stopping criterion: a row is done once its generated text (never the prompt) holds a stop string.
+
+    Only after the text has begun (:func:`evaluators.adapters.stop_index`): a leading blank line goes on.
+    """
 
     def __init__(self, tokenizer, start: int, stops: list[str]) -> None:
         self.tokenizer, self.start, self.stops = tokenizer, start, stops
@@ -424,7 +427,7 @@ class _StopAtStrings:
         import torch
 
         texts = self.tokenizer.batch_decode(input_ids[:, self.start :].tolist(), skip_special_tokens=True)
-        done = [any(s in text for s in self.stops) for text in texts]
+        done = [stop_index(text, self.stops) is not None for text in texts]
         return torch.tensor(done, dtype=torch.bool, device=input_ids.device)
 
 

@@ -1,26 +1,42 @@
-"""Deterministic answer extraction and normalisation for generative tracks (host side; no LLM judge).
+r"""Deterministic answer reading for generative tracks (host side; no LLM judge).
 
-A completion is free text. :func:`extract` reduces it to the answer span by fixed rules, and one
-normaliser per answer kind turns that span into a comparable value, or ``None`` when it does not read as
-that kind of answer (SPEC §4 T3: invalid = no answer; a missing answer never equals another):
+A completion is free text. :func:`read` finds its answer span by fixed rules (:mod:`.spans`) and reads it
+as one answer kind, giving a :class:`Reading`: the comparable value, or ``None`` when it does not read as
+that kind of answer (SPEC §4 T3: invalid = no answer; a missing answer never equals another), the id of
+the rule that read it and the span.
 
-=========  ==================================================================  ===========================
-kind       rule                                                                value
-=========  ==================================================================  ===========================
-smiles     the span if RDKit parses it, else its longest token that parses     RDKit canonical SMILES
-name       the span, parsed by OPSIN (:mod:`.opsin`, in batches)                   RDKit canonical SMILES
-formula    each element once with its count (``C6H12O6``, ``C₆H₁₂O₆``)      Hill-order formula string
-label      the first word: yes/true/1/y → ``True``, no/false/0/n → ``False``    bool
-number     the first number (``−1.5``, ``-3e-2``; ``4,2`` and locants such as   float
-           ``2-`` in ``propan-2-ol`` are not numbers)
-=========  ==================================================================  ===========================
+Finding the span (:mod:`.spans`; rule ids ``tag``, ``boxed``, ``answer-line``, ``fence``, ``first-line``):
+the *last* marked answer — ``<answer>…</answer>``, ``\boxed{…}`` or a line ``Answer:`` / ``Final answer:`` /
+``**Answer:**`` — else the first code fence, else the first non-empty line; then labels (``SMILES:``,
+``The product is``), hedges (``I think``, ``probably``, ``about``), emphasis, quotes, ``$…$`` and a trailing
+full stop are dropped. A span that refuses (``N/A``, ``unknown``, ``I cannot determine …``) is no answer.
 
-:func:`extract` keeps the first non-empty line (after dropping a Markdown code fence), strips a leading
-label such as ``Answer:``, ``SMILES:`` or ``IUPAC name:``, surrounding quotes, backticks and Markdown
-emphasis, and a trailing full stop. Charges are not part of a normalised formula (element counts only).
+=========  ========================================================================  ======================
+kind       rule (module)                                                             value
+=========  ========================================================================  ======================
+smiles     the span if RDKit parses it; else the first molecule after a product      RDKit canonical SMILES
+           cue (``>>``, ``->``, ``→``, ``gives``, ``yields``: rule ``after-arrow``),
+           the molecule the span starts with, or the last one named (rule
+           ``last-molecule``); alternatives (``CCO or CCN``) are no answer
+           (:mod:`.structures`)
+name       the span (cut at a clause break), then without a parenthetical aside      RDKit canonical SMILES
+           (rule ``without-aside``), parsed by OPSIN (:mod:`.opsin`), at most two
+           batches per call
+formula    element counts, condensed and LaTeX forms included (``CH3CH2OH``,          Hill-order formula
+           ``$C_2H_6O$``, ``C₂H₆O``); charges dropped (:mod:`.structures`)
+label      every yes/no signal agrees (words, ``satisfies``/``does not satisfy``;     bool
+           task ``lipinski``: ``N violations``, yes when N ≤ 1); else no answer
+           (:mod:`.labels`)
+number     the value, never a locant, temperature or condition; dashes and minus     float
+           signs, ``1.2 × 10^-3``, units; alternatives are no answer (:mod:`.numbers`)
+=========  ========================================================================  ======================
 
-Invariants: pure functions of their input (and the RDKit/OPSIN versions); never raise on odd text.
-Side effects: :func:`normalise` with kind ``name`` runs Java (OPSIN) once per batch.
+:func:`extract` is the span alone; ``normalise_*`` and :func:`normalise` give the values alone.
+
+Invariants: pure functions of their input (and the RDKit/OPSIN versions); never raise on odd text (NUL
+bytes, lone surrogates, very long completions: bounded, linear regexes).
+Side effects: :func:`read_batch` and :func:`normalise` with kind ``name`` run Java (OPSIN) at most twice
+per batch.
 """
 
 from __future__ import annotations
@@ -28,30 +44,46 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ANSWER_KINDS", "extract", "formula_counts", "formula_of", "normalise", "normalise_formula",
-           "normalise_label", "normalise_number", "normalise_smiles"]  # fmt: skip
+from evaluators.answers.labels import read_label
+from evaluators.answers.numbers import read_number
+from evaluators.answers.spans import SPAN_RULES, find_span, is_refusal
+from evaluators.answers.structures import formula_counts_of, name_candidates, read_formula, read_smiles
+
+__all__ = ["ANSWER_KINDS", "READING_RULES", "Reading", "extract", "formula_counts", "formula_of", "normalise",
+           "normalise_formula", "normalise_label", "normalise_number", "normalise_smiles", "read",
+           "read_batch"]  # fmt: skip
 
 #: The answer kinds :func:`normalise` knows.
 ANSWER_KINDS = ("smiles", "name", "formula", "label", "number")
-
-_LABEL = re.compile(
-    r"^(?:the\s+)?(?:final\s+)?(?:answer|smiles(?:\s+string)?|iupac(?:\s+name)?|name|product|formula|"
-    r"molecular\s+formula|prediction|output|result|value)\s*(?:is)?\s*[:=]?\s*",
-    re.IGNORECASE,
-)
-_FENCE = re.compile(r"```[a-zA-Z]*\n?(.*?)(?:```|$)", re.DOTALL)
-_WRAP = "\"'`*_“”‘’ \t"
-_SUBSCRIPTS = str.maketrans("₀₁₂₃₄₅₆₇₈₉", "0123456789")
+#: Every rule id a :class:`Reading` may carry (module docstring; ``none``: no answer).
+READING_RULES = (*SPAN_RULES, "after-arrow", "last-molecule", "without-aside")
+_OR = re.compile(r"\s(?:or|and/or)\s", re.IGNORECASE)
 _FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)")
-# A number followed by a hyphen and a letter is a locant ("2-acetyloxy…", "propan-2-ol", "1H-indole"), not
-# the answer: a completion that restates the name before its value must give the value.
-_NUMBER = re.compile(
-    r"(?<![\w.,])[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+−]?\d+)?(?![\w.,]?\d|[A-Za-z]*-[A-Za-z])"
-)
-_YES = {"yes", "true", "1", "y"}
-_NO = {"no", "false", "0", "n"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How one completion was read.
+
+    Attributes
+    ----------
+    value : Any
+        The normalised answer (canonical SMILES, Hill formula, bool or float), ``None`` = no answer.
+    rule : str
+        The id of the rule that read it (:data:`READING_RULES`); ``"none"`` when ``value`` is ``None``.
+    span : str
+        The answer span the value was read from (after labels, hedges and emphasis were dropped).
+    """
+
+    value: Any
+    rule: str
+    span: str
+
+
+_NONE = Reading(None, "none", "")
 
 
 def extract(text: str) -> str:
@@ -65,36 +97,134 @@ def extract(text: str) -> str:
     'c1ccccc1'
     >>> extract("  **IUPAC name:** 2-methylpropan-1-ol")
     '2-methylpropan-1-ol'
+    >>> extract("Reasoning ...\nFinal answer: **CCN**")
+    'CCN'
     """
-    if not isinstance(text, str):
-        return ""
-    fenced = _FENCE.search(text)
-    if fenced and fenced.group(1).strip():
-        text = fenced.group(1)
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    line = line.strip(_WRAP)
-    line = _LABEL.sub("", line, count=1).strip(_WRAP)
-    if line.endswith(".") and not line.endswith(".."):
-        line = line[:-1].rstrip(_WRAP)
-    return line
+    return find_span(text)[0]
 
 
-def _canonical(smiles: str) -> str | None:
-    from rdkit import Chem, RDLogger
+def _reading(value: Any, rule: str, span: str) -> Reading:
+    return Reading(value, rule, span) if value is not None else Reading(None, "none", span)
 
-    RDLogger.DisableLog("rdApp.*")
-    # RDKit reads whatever follows whitespace as the molecule's name: "I think …" would parse as iodine.
-    if not smiles or len(smiles) > 2000 or any(c.isspace() for c in smiles):
-        return None
-    mol = Chem.MolFromSmiles(smiles)
-    return Chem.MolToSmiles(mol) if mol is not None and mol.GetNumAtoms() > 0 else None
+
+def read(kind: str, text: str, *, task: str | None = None) -> Reading:
+    r"""Read one completion as an answer of ``kind`` (smiles, formula, label, number; names: batches).
+
+    Parameters
+    ----------
+    kind : str
+        ``smiles``, ``formula``, ``label`` or ``number``.
+    text : str
+        The raw completion (anything: odd text is no answer, never an error).
+    task : str, optional
+        The task's name: ``"lipinski"`` reads "N violations" (yes when N ≤ 1).
+
+    Raises
+    ------
+    ValueError
+        If ``kind`` is unknown or ``name`` (OPSIN runs in batches: :func:`read_batch`).
+
+    Examples
+    --------
+    >>> read("smiles", "Step 1 ...\nAnswer: \\boxed{OCC}")
+    Reading(value='CCO', rule='boxed', span='OCC')
+    >>> read("label", "No violations.", task="lipinski").value
+    True
+    >>> read("number", "ΔG(298 K) = –3.2 kcal/mol").value
+    -3.2
+    >>> read("formula", "CH3CH2OH").value
+    'C2H6O'
+    """
+    if kind not in ANSWER_KINDS:
+        raise ValueError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
+    if kind == "name":
+        raise ValueError("names are read in batches: use read_batch('name', ...)")
+    span, rule = find_span(text)
+    if not span:
+        return _NONE
+    if kind == "label":
+        return _reading(read_label(span, task), rule, span)
+    if is_refusal(span):
+        return Reading(None, "none", span)
+    if kind == "number":
+        return _reading(read_number(span), rule, span)
+    if kind == "smiles":
+        value, used = read_smiles(span, rule)
+    else:
+        value, used = read_formula(span, rule)
+    return _reading(value, used, span)
+
+
+def read_batch(
+    kind: str,
+    texts: Sequence[str],
+    *,
+    task: str | None = None,
+    names_to_smiles: Callable[..., Any] | None = None,
+    problems: dict[int, str] | None = None,
+) -> list[Reading]:
+    r"""Read completions of one answer kind, in order; kind ``name`` parses all names in one OPSIN batch.
+
+    Names: each span's first candidate (:func:`evaluators.answers.structures.name_candidates`) goes to
+    OPSIN in one batch; the ones that fail and have a parenthetical aside are tried once more without it,
+    in a second batch (rule ``without-aside``).
+
+    Parameters
+    ----------
+    kind, texts, task
+        As :func:`read`; ``kind`` may also be ``name``.
+    names_to_smiles : callable, optional
+        Name parser (default :func:`evaluators.answers.opsin.names_to_smiles`).
+    problems : dict, optional
+        Filled with the position and reason of each answer a limit refused; such an answer is ``None``.
+
+    Examples
+    --------
+    >>> parser = lambda names: ["CCO" if n.lower() == "ethanol" else None for n in names]
+    >>> [r.value for r in read_batch("name", ["Ethanol (ethyl alcohol)", "x"], names_to_smiles=parser)]
+    ['CCO', None]
+    """
+    if kind != "name":
+        return [read(kind, t, task=task) for t in texts]
+    if names_to_smiles is None:
+        from evaluators.answers.opsin import names_to_smiles
+    spans = [find_span(t) for t in texts]
+    # A refusal or alternatives ("ethanol or methanol") never reach OPSIN: no answer.
+    candidates = [
+        name_candidates(span) if span and not is_refusal(span) and not _OR.search(span) else ("", "")
+        for span, _ in spans
+    ]
+    kwargs: dict[str, Any] = {} if problems is None else {"problems": problems}
+    first = list(names_to_smiles([c[0] for c in candidates], **kwargs))
+    # Retry without the aside when the whole failed, or when OPSIN read the aside as a second component
+    # ("Ethyl acetate (ethyl ethanoate)" reads as a mixture of two esters): one molecule was answered.
+    retry = [
+        i
+        for i, v in enumerate(first)
+        if (v is None or "." in str(v)) and candidates[i][1] and candidates[i][1] != candidates[i][0]
+    ]
+    second: dict[int, Any] = {}
+    if retry:
+        more: dict[int, str] = {}
+        out = names_to_smiles(
+            [candidates[i][1] for i in retry], **({} if problems is None else {"problems": more})
+        )
+        second = dict(zip(retry, out, strict=True))
+        if problems is not None:
+            problems.update({retry[j]: why for j, why in more.items() if retry[j] not in problems})
+    readings = []
+    for i, ((span, rule), value) in enumerate(zip(spans, first, strict=True)):
+        if second.get(i) is not None:
+            if problems is not None:
+                problems.pop(i, None)
+            readings.append(Reading(second[i], "without-aside", span))
+        else:
+            readings.append(_reading(value, rule, span))
+    return readings
 
 
 def normalise_smiles(text: str) -> str | None:
-    """Canonical SMILES of the answer: the whole span if it parses, else its longest parsable token.
-
-    The longest token wins so that a sentence ("I think it is CCO") gives the molecule, not a one-letter
-    word that happens to be an element ("I").
+    """Canonical SMILES of the answer (:func:`read`); the molecule named as the product in a sentence.
 
     Examples
     --------
@@ -105,23 +235,15 @@ def normalise_smiles(text: str) -> str | None:
     >>> normalise_smiles("no idea") is None
     True
     """
-    span = extract(text)
-    whole = _canonical(span)
-    if whole is not None:
-        return whole
-    best: tuple[int, str] | None = None
-    for token in span.split():
-        token = token.strip(_WRAP + ",;:()").rstrip(".")
-        if len(token) < 2 and token not in {"C", "N", "O", "S"}:
-            continue
-        canonical = _canonical(token)
-        if canonical is not None and (best is None or len(token) > best[0]):
-            best = (len(token), canonical)
-    return best[1] if best else None
+    return read("smiles", text).value
 
 
 def formula_of(counts: Counter[str]) -> str:
-    """Hill-order formula of element counts: C, then H, then the rest alphabetically (no carbon: all)."""
+    """Hill-order formula of element counts: C, then H, then the rest alphabetically (no carbon: all).
+
+    >>> formula_of(Counter({"O": 1, "C": 2, "H": 6}))
+    'C2H6O'
+    """
     order = sorted(counts)
     if "C" in counts:
         order = ["C", *(["H"] if "H" in counts else []), *sorted(e for e in counts if e not in ("C", "H"))]
@@ -129,13 +251,26 @@ def formula_of(counts: Counter[str]) -> str:
 
 
 def formula_counts(formula: str) -> Counter[str]:
-    """Return the element counts of a Hill formula: ``{"C": 2, "H": 6, "O": 1}`` for ``C2H6O``."""
-    tokens = _FORMULA_TOKEN.findall(formula)
-    return Counter({symbol: int(number) if number else 1 for symbol, number in tokens})
+    """Return the element counts of a formula: ``{"C": 2, "H": 6, "O": 1}`` for ``C2H6O``.
+
+    Repeated elements sum (``CH3CH2OH``); text that is not a formula gives the counts of its element-like
+    tokens (as before), so callers comparing Hill formulas are unaffected.
+
+    >>> dict(formula_counts("C2H6O"))
+    {'C': 2, 'H': 6, 'O': 1}
+    """
+    counts = formula_counts_of(formula) if isinstance(formula, str) else None
+    if counts is not None:
+        return Counter(counts)
+    tokens = _FORMULA_TOKEN.findall(formula if isinstance(formula, str) else "")
+    out: Counter[str] = Counter()
+    for symbol, number in tokens:
+        out[symbol] += int(number) if number else 1
+    return out
 
 
 def normalise_formula(text: str) -> str | None:
-    """Hill-order formula of the answer's element counts; ``None`` unless the whole span is a formula.
+    """Hill-order formula of the answer's element counts (:func:`read`).
 
     Examples
     --------
@@ -148,29 +283,11 @@ def normalise_formula(text: str) -> str | None:
     >>> normalise_formula("ethanol") is None
     True
     """
-    from rdkit import Chem
-
-    span = extract(text).translate(_SUBSCRIPTS).replace(" ", "")
-    span = re.sub(r"[+\-⁺⁻]\d+$", "", re.sub(r"[+\-⁺⁻]+$", "", span))  # a trailing charge: +, 2-, -2
-    if not span or _FORMULA_TOKEN.sub("", span):
-        return None
-    table = Chem.GetPeriodicTable()
-    counts: Counter[str] = Counter()
-    tokens = _FORMULA_TOKEN.findall(span)
-    if len({symbol for symbol, _ in tokens}) != len(tokens):
-        return None  # a molecular formula names each element once ("CCO" is a SMILES, not a formula)
-    for symbol, number in tokens:
-        try:
-            if table.GetAtomicNumber(symbol) <= 0:
-                return None
-        except RuntimeError:  # RDKit raises for an unknown element symbol
-            return None
-        counts[symbol] += int(number) if number else 1
-    return formula_of(counts) if counts else None
+    return read("formula", text).value
 
 
-def normalise_label(text: str) -> bool | None:
-    """Yes/no answer: the first word of the span (``"Yes."``, ``"true"``, ``"1"`` → ``True``).
+def normalise_label(text: str, task: str | None = None) -> bool | None:
+    """Yes/no answer (:func:`read`; ``task="lipinski"`` reads violation counts).
 
     Examples
     --------
@@ -179,15 +296,11 @@ def normalise_label(text: str) -> bool | None:
     >>> normalise_label("no") , normalise_label("maybe")
     (False, None)
     """
-    words = re.findall(r"[A-Za-z0-9]+", extract(text))
-    if not words:
-        return None
-    first = words[0].lower()
-    return True if first in _YES else False if first in _NO else None
+    return read("label", text, task=task).value
 
 
 def normalise_number(text: str) -> float | None:
-    """Return the first number in the span (unicode minus, exponents); ``None`` when there is none.
+    """Return the number answer (:func:`read`): dashes, minus signs, exponents, units; never a locant.
 
     Examples
     --------
@@ -196,14 +309,7 @@ def normalise_number(text: str) -> float | None:
     >>> normalise_number("about 1e-2") , normalise_number("unknown")
     (0.01, None)
     """
-    match = _NUMBER.search(extract(text))
-    if match is None:
-        return None
-    try:
-        value = float(match.group(0).replace("−", "-"))
-    except ValueError:
-        return None
-    return value if value == value and abs(value) != float("inf") else None
+    return read("number", text).value
 
 
 def normalise(
@@ -212,6 +318,7 @@ def normalise(
     *,
     names_to_smiles: Callable[..., Any] | None = None,
     problems: dict[int, str] | None = None,
+    task: str | None = None,
 ) -> list:
     """Normalise completions of one answer kind (``ANSWER_KINDS``), in order; ``None`` = no answer.
 
@@ -227,23 +334,15 @@ def normalise(
     problems : dict, optional
         Filled with the position and reason of each answer a limit refused (kind ``name``: the caps of
         :func:`evaluators.answers.opsin.names_to_smiles`); such an answer is ``None``.
+    task : str, optional
+        The task's name (:func:`read`).
 
     Raises
     ------
     ValueError
         If ``kind`` is unknown.
     """
-    if kind == "smiles":
-        return [normalise_smiles(t) for t in texts]
-    if kind == "formula":
-        return [normalise_formula(t) for t in texts]
-    if kind == "label":
-        return [normalise_label(t) for t in texts]
-    if kind == "number":
-        return [normalise_number(t) for t in texts]
-    if kind == "name":
-        if names_to_smiles is None:
-            from evaluators.answers.opsin import names_to_smiles
-        spans = [extract(t) for t in texts]
-        return list(names_to_smiles(spans, **({} if problems is None else {"problems": problems})))
-    raise ValueError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
+    if kind not in ANSWER_KINDS:
+        raise ValueError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
+    readings = read_batch(kind, texts, task=task, names_to_smiles=names_to_smiles, problems=problems)
+    return [r.value for r in readings]

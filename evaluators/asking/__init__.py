@@ -125,6 +125,9 @@ class AskingTrack(Track):
     """
 
     capability = "generate"
+    #: Whether the questions are for a chat model (:mod:`evaluators.asking.protocol`: a larger budget, no
+    #: stop string); set by :meth:`container_view` from the job's model, ``False`` for a direct model.
+    chat: bool = False
     #: The container never sees the data set's files, only the requests (module docstring).
     withholds_labels: ClassVar[bool] = True
     view_columns: ClassVar[tuple[str, ...]] = REQUEST_COLUMNS
@@ -162,13 +165,33 @@ class AskingTrack(Track):
         blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
+    def decoding(self, direct_budget: int) -> tuple[int, tuple[str, ...]]:
+        """Return ``(max_new_tokens, stop)`` of a question whose task allows ``direct_budget`` tokens.
+
+        The answer protocol's rule for this track's kind of model
+        (:func:`evaluators.asking.protocol.decoding`).
+        """
+        from evaluators.asking.protocol import decoding
+
+        return decoding(direct_budget, chat=self.chat)
+
+    @classmethod
+    def for_model(cls, options: TrackOptions, *, chat: bool) -> AskingTrack:
+        """Return the track asking a chat model (``chat``) or a direct one, with ``options``."""
+        track = cls(options)
+        track.chat = bool(chat)
+        return track
+
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
     ) -> list[dict[str, str]] | None:
-        """Return the requests of a run on ``records`` (:func:`request_rows`): all the container sees."""
+        """Return the requests of a run on ``records`` (:func:`request_rows`): all the container sees.
+
+        ``chat``: the model is a chat model or an API (:mod:`evaluators.asking.protocol`).
+        """
         del dataset
-        return request_rows(cls(options).questions(records))
+        return request_rows(cls.for_model(options, chat=chat).questions(records))
 
     def container_dataset(self, records: Sequence[dict[str, str]]) -> LoadedDataset:
         """Return what :meth:`run` gets inside the container for ``records``: the view, read back.
@@ -389,24 +412,37 @@ def _lines(handle: io.TextIOBase, limit: int = 64 * 1024) -> Iterator[str]:
 
 
 def normalise_answers(
-    questions: Sequence[Question], texts: dict[str, str], *, refused: dict[str, str] | None = None
+    questions: Sequence[Question],
+    texts: dict[str, str],
+    *,
+    refused: dict[str, str] | None = None,
+    rules: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Normalised answer of every request id (``None``: no usable answer); OPSIN runs once for all names.
 
     ``refused`` (when given) is filled with the request id and reason of each answer a host limit refused
     (:func:`evaluators.answers.opsin.name_problem` and OPSIN's own limits): invalid, counted, never a failed
-    run.
+    run. ``rules`` (when given) is filled with the request id and the id of the rule that read its answer
+    (:data:`evaluators.answers.READING_RULES`). Completions are read per answer kind and task (the task's
+    name selects task rules, e.g. Lipinski's violation counts).
     """
-    from evaluators.answers import normalise
+    from evaluators.answers import read_batch
 
-    by_kind: dict[str, list[str]] = {}
+    by_kind: dict[tuple[str, str | None], list[str]] = {}
     for q in questions:
-        by_kind.setdefault(q.kind, []).append(q.request.id)
+        # Only labels have task rules; names stay one batch per kind (one OPSIN run).
+        task = q.task.get("task") if isinstance(q.task, dict) else q.task
+        task = getattr(task, "name", None) or getattr(task, "task", None) or task  # T3 .name, T4/T5 .task
+        key = (q.kind, task if isinstance(task, str) and q.kind == "label" else None)
+        by_kind.setdefault(key, []).append(q.request.id)
     out: dict[str, Any] = {}
-    for kind, ids in by_kind.items():
+    for (kind, task), ids in by_kind.items():
         present = [i for i in ids if i in texts]
         problems: dict[int, str] = {}
-        values = normalise(kind, [texts[i] for i in present], problems=problems) if present else []
+        readings = read_batch(kind, [texts[i] for i in present], task=task, problems=problems)
+        values = [r.value for r in readings]
+        if rules is not None:
+            rules.update({i: r.rule for i, r in zip(present, readings, strict=True)})
         if refused is not None:
             refused.update({present[i]: why for i, why in problems.items()})
         out.update(dict(zip(present, values, strict=True)))

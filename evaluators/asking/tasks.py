@@ -54,11 +54,16 @@ class Task:
     needs : tuple of str
         Record fields the task needs (non-empty); a data set without them does not pose it.
     max_new_tokens : int
-        Generation budget of one answer.
+        Generation budget of one answer from a direct model (room for ``Answer: `` and the answer); a
+        chat model gets the answer protocol's larger one (:mod:`evaluators.asking.protocol`).
     reactions : bool
         The molecule slot holds reactants (``.``-separated components), not one molecule.
     numeric : bool
         Answers are numbers (MSE metrics) rather than categories (agreement metrics).
+    what : str
+        What the answer protocol's last line calls the answer
+        (:func:`evaluators.asking.protocol.with_protocol`), where the answer kind differs between
+        representations; ``""``: named by the answer kind.
     echo_is_no_answer : bool
         An answer that repeats an input molecule (the whole input or one of its components) is not a
         prediction and counts as unusable: otherwise copying the question would be perfectly consistent.
@@ -73,11 +78,18 @@ class Task:
     reactions: bool = False
     numeric: bool = False
     echo_is_no_answer: bool = False
+    what: str = ""
 
     def prompt(self, representation: str, text: str) -> str:
-        """Return the question about ``text``, which is written in ``representation``."""
+        """Return the question about ``text``, which is written in ``representation``.
+
+        The answer protocol's last line follows (:func:`evaluators.asking.protocol.with_protocol`).
+        """
+        from evaluators.asking.protocol import with_protocol
+
         intro = (_REACTANTS if self.reactions else _MOLECULE)[representation].format(text=text)
-        return self.template.format(molecule=intro)
+        question = self.template.format(molecule=intro)
+        return with_protocol(question, self.answer[representation], what=self.what)
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""
@@ -89,6 +101,7 @@ class Task:
             "needs": list(self.needs),
             "max_new_tokens": self.max_new_tokens,
             "echo_is_no_answer": self.echo_is_no_answer,
+            "what": self.what,
         }
 
 
@@ -102,6 +115,7 @@ TASKS: tuple[Task, ...] = (
         answer={"smiles": "name", "iupac": "smiles", "randomized": "name"},
         needs=("smiles", "iupac"),
         max_new_tokens=128,
+        what="the IUPAC name or the SMILES you were asked for",
     ),
     Task(
         name="formula",
@@ -118,7 +132,7 @@ TASKS: tuple[Task, ...] = (
         "weight ≤ 500, logP ≤ 5, ≤ 5 hydrogen-bond donors, ≤ 10 hydrogen-bond acceptors)? Answer yes or no.",
         answer={"smiles": "label", "iupac": "label", "randomized": "label"},
         needs=("smiles", "iupac"),
-        max_new_tokens=8,
+        max_new_tokens=32,
     ),
     Task(
         name="hydration_free_energy",
@@ -127,7 +141,7 @@ TASKS: tuple[Task, ...] = (
         "number only.",
         answer={"smiles": "number", "iupac": "number", "randomized": "number"},
         needs=("smiles", "iupac", "value"),
-        max_new_tokens=16,
+        max_new_tokens=32,
         numeric=True,
     ),
     Task(

@@ -126,7 +126,7 @@ class Track(ABC):
 
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
     ) -> list[dict[str, str]] | None:
         """Return the rows the container gets instead of the data set's files, or ``None`` (the files).
 
@@ -135,8 +135,10 @@ class Track(ABC):
         (:mod:`evaluators.datasets.views`) and :meth:`run` receives them as ``dataset.records``. ``records``
         are the set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``)
         of data set ``dataset``. Must be deterministic: the view's hash is checked inside the container.
+        ``chat`` tells a generative track that the model is a chat model or an API
+        (:mod:`evaluators.asking.protocol`); other tracks ignore it.
         """
-        del dataset, records, options
+        del dataset, records, options, chat
         return None
 
     #: Whether the container gets :meth:`container_view`'s label-free rows instead of the set's files.

@@ -285,7 +285,9 @@ def dry_run(
     adapter = make_adapter(sub, Path(state_dir) / CACHE_DIR, key=None)
     plans = []
     for track_name in sub.selected_tracks():
-        track = TRACKS.get(track_name)(options)
+        cls = TRACKS.get(track_name)
+        # An API is asked as a chat model (evaluators.asking.protocol), as the evaluation asks it.
+        track = cls.for_model(options, chat=True) if hasattr(cls, "for_model") else cls(options)
         for name in datasets:
             if not track.accepts(DATASETS.get(name)) or not hasattr(track, "questions"):
                 continue

@@ -507,7 +507,7 @@ class Evaluator:
             else self.sandbox
         )
         try:
-            job, container_data = data_view(job, work, data_root, data_hash)
+            job, container_data = data_view(job, work, data_root, data_hash, endpoint=endpoint)
             models = job_inputs(work, job, weights)
             return self._attempt(
                 run_id, label, tag, job, work, models, data_root, container_data, folder, runner

@@ -109,7 +109,9 @@ def job_inputs(work: Path, job: Job, weights: Path | None) -> Path:
     return weights or work / "models"
 
 
-def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Job, Path]:
+def data_view(
+    job: Job, work: Path, data_root: Path, data_hash: str, *, endpoint: bool = False
+) -> tuple[Job, Path]:
     """Return the job and the folder to mount at ``/data``: the job's own data set, or a label-free view.
 
     A track that withholds its labels (:meth:`evaluators.tracks.Track.container_view`) gets its view
@@ -117,12 +119,15 @@ def data_view(job: Job, work: Path, data_root: Path, data_hash: str) -> tuple[Jo
     hash (:class:`evaluators.schema.DataView`). Any other track gets ``work/data/<set>/``, the set's own
     files (:func:`own_set`), and the job unchanged: never the data root, whose other sets hold the
     answers of other tracks' questions (T3's names and formulas, T5's targets).
+
+    A generative track asks a chat model (the manifest's ``tokenizer.chat_template``) or an API
+    (``endpoint``) with the answer protocol's larger budget (:mod:`evaluators.asking.protocol`).
     """
     cls = TRACKS.get(job.track)
     if not cls.withholds_labels:
         return job, own_set(data_root, job.dataset, work / "data")
     records = load_records(job.dataset, data_root, limit=job.options.limit)
-    rows = cls.container_view(job.dataset, records, job.options)
+    rows = cls.container_view(job.dataset, records, job.options, chat=endpoint or job.model.chat_template)
     if rows is None:
         return job, own_set(data_root, job.dataset, work / "data")
     sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)

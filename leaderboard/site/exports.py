@@ -234,8 +234,8 @@ def read_table(site_dir: Path, name: str) -> pd.DataFrame:
     -------
     pandas.DataFrame
         The export columns (``submission, track, dataset`` and the spec's); text columns as ``category``
-        of ``str``, numeric columns as ``float``. Trailing text columns the file lacks are ``''``. Empty
-        when the file does not exist.
+        of ``str``, numeric columns as ``float``. Trailing text columns, and added ones
+        (``TableSpec.added``), the file lacks are ``''``. Empty when the file does not exist.
 
     Raises
     ------
@@ -254,7 +254,7 @@ def read_table(site_dir: Path, name: str) -> pd.DataFrame:
         header = [h.strip('"') for h in handle.readline().rstrip("\r\n").split(",")]
     absent = [c for c in columns if c not in header]
     trailing = _trailing_text(columns, spec.numeric)
-    lacking = [c for c in absent if c not in trailing]
+    lacking = [c for c in absent if c not in trailing and c not in spec.added]  # added: read as empty
     if lacking:
         raise ValueError(f"{path}: missing columns {lacking}. {_HINT}")
     present = [c for c in columns if c in header]

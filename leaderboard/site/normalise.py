@@ -136,9 +136,9 @@ def table_columns(spec: TableSpec) -> list[str]:
 
 
 def table_key(spec: TableSpec) -> list[str]:
-    """Columns that identify a row: every column but the last numeric one (the table's value)."""
+    """Columns that identify a row: all but the last numeric one (the table's value) and the added ones."""
     value = spec.numeric[-1] if spec.numeric else None
-    return [c for c in table_columns(spec) if c != value]
+    return [c for c in table_columns(spec) if c != value and c not in spec.added]
 
 
 def empty_table(spec: TableSpec) -> pd.DataFrame:
@@ -179,6 +179,8 @@ def normalise_table(frame: pd.DataFrame, spec: TableSpec, name: str) -> pd.DataF
     columns = table_columns(spec)
     if isinstance(frame, pd.DataFrame) and frame.empty and not set(columns) <= set(frame.columns):
         return empty_table(spec)
+    if isinstance(frame, pd.DataFrame):  # a table recorded before a column was added reads it as empty
+        frame = frame.assign(**{c: "" for c in spec.added if c not in frame.columns})
     require_columns(
         frame, columns, name, f"Pass the {name!r} table of ResultStore.export_tables() ({columns})."
     )

@@ -23,6 +23,7 @@ from rdkit import Chem, RDLogger
 from rdkit.Chem import Crippen, Descriptors, Lipinski, rdMolDescriptors
 
 from evaluators.adapters import Completion, GenerativeAdapter
+from evaluators.asking.protocol import ANSWER_LINE
 from evaluators.datasets.edit_pairs import BINARY_LABELS
 from evaluators.tracks.identity_blinded import RECONSTRUCTION, WORDINGS
 from evaluators.tracks.identity_blinded.edit_groups import ELEMENTS
@@ -30,6 +31,7 @@ from evaluators.tracks.identity_blinded.edits import HYDROGEN, description_outco
 from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
 RDLogger.DisableLog("rdApp.*")
+_PROTOCOL = ANSWER_LINE.split("{", 1)[0]
 
 _MOLECULE = r"the molecule (?P<how>with the SMILES|named) (?P<text>.+?)"
 _QUESTIONS = (
@@ -131,6 +133,8 @@ def read_edit(text: str) -> tuple[str, str, str, int | None] | None:
 def _parse_t5(prompt: str) -> tuple[str, str, str, str | None] | None:
     """Return (task, how, molecule, edit or None) of an identity-blinded question, or ``None``."""
     lines = prompt.split("\n")
+    if lines and lines[-1].startswith(_PROTOCOL):  # the answer protocol's last line asks nothing itself
+        lines = lines[:-1]
     first = _T5_MOLECULE.match(lines[0]) if lines else None
     task = _T5_QUESTIONS.get(lines[-2]) if len(lines) >= 3 else None
     if first is None or task is None:

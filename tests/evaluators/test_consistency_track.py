@@ -41,7 +41,7 @@ def _score(tmp_path: Path, monkeypatch, answer) -> tuple[dict, Path]:
         datasets, "load_records", lambda name, data_dir, limit=None: [dict(r) for r in RECORDS]
     )
     out = tmp_path / "out"
-    out.mkdir(exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     with (out / COMPLETIONS).open("w", encoding="utf-8") as handle:
         for q in TRACK.questions(RECORDS):
             handle.write(
@@ -116,6 +116,28 @@ def test_an_oracle_is_right_and_consistent_everywhere(tmp_path, monkeypatch) -> 
     with gzip.open(out / "answers.csv.gz", "rt", encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
     assert len(table) == 60 and {r["correct"] for r in table if r["task"] != "hydration_free_energy"} == {"1"}
+
+
+def test_a_reasoning_oracle_scores_as_the_terse_one_and_the_table_names_the_rule(
+    tmp_path, monkeypatch
+) -> None:
+    """The answer protocol: reasoning first, then the marked last line, reads exactly as a terse answer."""
+    terse, _ = _score(tmp_path / "terse", monkeypatch, _oracle)
+
+    def reasoning(q) -> str:
+        plain = _oracle(q).removeprefix("The formula is ").removesuffix(" kcal/mol").rstrip(".")
+        return f"\n\nLet me work through this: 2 rings, 3 atoms, -1.0 is not it.\n\nAnswer: {plain}"
+
+    rows, out = _score(tmp_path / "reasoning", monkeypatch, reasoning)
+    assert rows == terse
+    with gzip.open(out / "answers.csv.gz", "rt", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert {r["rule"] for r in table} == {"answer-line"}
+    refusing = lambda q: "I cannot tell." if q.item == "1" else _oracle(q)  # noqa: E731
+    _, out = _score(tmp_path / "mixed", monkeypatch, refusing)
+    with gzip.open(out / "answers.csv.gz", "rt", encoding="utf-8") as handle:
+        rules = {(r["id"], r["rule"]) for r in csv.DictReader(handle)}
+    assert ("1", "none") in rules and not any(i == "1" and rule != "none" for i, rule in rules)
 
 
 def test_constant_answers_are_consistent_but_at_chance(tmp_path, monkeypatch) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 import evaluators.datasets as datasets
+from evaluators.asking.protocol import ANSWER_LINE, WHAT
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks import TRACKS
@@ -145,11 +146,13 @@ def test_every_pair_is_asked_under_every_condition_and_iupac_only_without_positi
     assert kinds == {"logp_gt_3": "label", "hydration_free_energy": "number", "reconstruct": "smiles"}
     for q in questions:
         assert q.request.temperature == 0.0 and q.request.stop == ("\n\n",)
-        assert q.request.max_new_tokens == {"label": 8, "number": 16, "smiles": 128}[q.kind]
+        assert q.request.max_new_tokens == {"label": 32, "number": 32, "smiles": 128}[q.kind]
+        assert q.request.prompt.endswith(ANSWER_LINE.format(what=WHAT[q.kind]))
 
 
 def test_prompts_differ_only_where_the_condition_says() -> None:
-    prompts = {q.key: q.request.prompt.split("\n") for q in TRACK.questions(RECORDS)}
+    # The answer protocol's last line is the same under every condition; the lines above it are compared.
+    prompts = {q.key: q.request.prompt.split("\n")[:-1] for q in TRACK.questions(RECORDS)}
     for r in RECORDS:
         for rep in representations(r):
             c0, c1, c2, c3 = (prompts[f"{r['task']}|{c}|{rep}|{r['id']}"] for c in CONDITIONS)
@@ -413,7 +416,7 @@ def test_the_headline_has_no_criterion_a_constant_or_abstainer_wins_by_construct
     ranked = {(c.metric, dict(c.where)["condition"], dict(c.where)["group"]) for c in TRACK.headline}
     assert not {m for m, _, _ in ranked} & {"group_gap", "toward_rate", "accuracy", "mae"}
     assert ("balanced_accuracy", "C2", "inconsistent") in ranked and ("mae_charged", "C3", "-") in ranked
-    assert TRACK.version == 4
+    assert TRACK.version == 5
 
 
 def test_a_cell_below_the_minimum_is_reported_not_ranked() -> None:

@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from evaluators.asking.protocol import ANSWER_LINE, WHAT
 from evaluators.tracks.prompt_robustness.templates import (
     MIN_TEMPLATES,
     TEMPLATES_FILE,
@@ -33,7 +34,9 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
         for prompt in prompts:
             # The same required input (the molecule, once, named in its notation) and the same output request.
             assert prompt.count("MOLECULE") == 1 and "{" not in prompt
-            assert prompt.endswith(" " + s.instruction[rep])
+            question, protocol_line = prompt.rsplit("\n", 1)
+            assert question.endswith(" " + s.instruction[rep])
+            assert protocol_line == ANSWER_LINE.format(what=WHAT[s.answer[rep]])  # the same for every model
             assert all(k.lower() in prompt.lower() for k in s.keywords)
             if len(s.representations) > 1:
                 assert s.notation[rep] in prompt
@@ -42,7 +45,7 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
     if len(s.representations) > 1:
         # The SMILES and IUPAC versions of one template differ only in the notation's name.
         t = s.templates[0]
-        a, b = s.prompt(t, "smiles", "X"), s.prompt(t, "iupac", "X")
+        a, b = (s.prompt(t, rep, "X").rsplit("\n", 1)[0] for rep in ("smiles", "iupac"))  # protocol line off
         a, b = a.removesuffix(s.instruction["smiles"]), b.removesuffix(s.instruction["iupac"])
         assert a.replace(s.notation["smiles"], s.notation["iupac"]) == b
 

@@ -85,7 +85,8 @@ def _distinct(root: Path, limit: int) -> dict[tuple[str, int], int]:
     from leaderboard.data.prepare import prepare_dataset
 
     data = prepare_dataset(DATASET, root / "state", log=lambda _line: None)
-    questions = ConsistencyTrack(TrackOptions(limit=limit)).questions(
+    # An API is asked as a chat model (the answer protocol's budget, no stop string).
+    questions = ConsistencyTrack.for_model(TrackOptions(limit=limit), chat=True).questions(
         load_dataset(DATASET, data, limit=limit).records
     )
     assert len(questions) == 3 * 3 * limit  # tasks pubchem-names serves × representations × molecules

@@ -47,6 +47,7 @@ from evaluators.asking import (
     cell,
     host_counts,
     normalise_answers,
+    protocol,
     read_completions,
     write_table,
 )
@@ -67,9 +68,8 @@ from evaluators.tracks import TRACKS
 from evaluators.tracks.consistency import metrics as cm
 
 ANSWERS = "answers.csv.gz"
-#: Greedy decoding; answers end at a blank line (the first line is the answer, see evaluators.answers).
+#: Greedy decoding; budgets and stop strings follow the answer protocol (evaluators.asking.protocol).
 TEMPERATURE = 0.0
-STOP = ("\n\n",)
 
 for _spec in (
     MetricSpec("consistency", True, "consistency", "Share of items whose two normalised answers agree.", 0.0,
@@ -124,7 +124,7 @@ class ConsistencyTrack(AskingTrack):
     #: chance-adjusted ``numeric_agreement``; the categorical one κ = (C − P_v)/(1 − P_v); FreeSolv's Lipinski
     #: criteria are declared flat.
     #: 4 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's file.
-    version = 4
+    version = 5
     main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
@@ -168,13 +168,16 @@ class ConsistencyTrack(AskingTrack):
         TableSpec(
             name="answers",
             file="answers.csv.gz",
-            columns=("task", "representation", "id", "input", "completion", "answer", "correct"),
+            columns=("task", "representation", "id", "input", "completion", "answer", "correct", "rule"),
             description=(
                 "Every question and answer: the input as the model saw it, its completion (first "
                 f"{SHOWN_CHARS} characters), the normalised answer and whether it is correct — the per-item "
-                "explorer shows the two representations side by side."
+                "explorer shows the two representations side by side. The `rule` column names the reader's "
+                "rule that read the answer (`answer-line`, `boxed`, `first-line` …; `none`: no answer; "
+                "`out-of-range`, `echo`: read, then voided)."
             ),
             artifact=ANSWERS,
+            added=("rule",),
         ),
     )
     artifacts = (COMPLETIONS,)
@@ -188,7 +191,8 @@ class ConsistencyTrack(AskingTrack):
             "representations": list(REPRESENTATIONS),
             "pairs": list(PAIRS),
             "randomized": asdict(get_augmentation("random_order", self.options.seed).description),
-            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "decoding": {"temperature": TEMPERATURE, "seed": self.options.seed},
+            "protocol": protocol.definition(),
         }
 
     def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
@@ -202,13 +206,14 @@ class ConsistencyTrack(AskingTrack):
             for representation in REPRESENTATIONS:
                 for record in records:
                     text = _written(task, representation, record, randomizer)
+                    budget, stop = self.decoding(task.max_new_tokens)
                     request = GenerationRequest(
                         id=f"{task.name}|{representation}|{record['id']}",
                         prompt=task.prompt(representation, text),
-                        max_new_tokens=task.max_new_tokens,
+                        max_new_tokens=budget,
                         temperature=TEMPERATURE,
                         seed=self.options.seed,
-                        stop=STOP,
+                        stop=stop,
                     )
                     kind = task.answer[representation]
                     out.append(Question(request, task, representation, str(record["id"]), text, kind))
@@ -223,21 +228,26 @@ class ConsistencyTrack(AskingTrack):
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         by_record = {str(r["id"]): r for r in records}
         refused: dict[str, str] = {}
-        answers = normalise_answers(questions, texts, refused=refused)
+        rules: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused, rules=rules)
         for q in questions:
             if q.task.numeric:  # outside the plausible range: invalid, never a number (issue 28)
-                answers[q.request.id] = plausible(q.task.name, answers[q.request.id])
+                read = answers[q.request.id]
+                answers[q.request.id] = plausible(q.task.name, read)
+                if read is not None and answers[q.request.id] is None:
+                    rules[q.request.id] = "out-of-range"
         for q in questions:
             if not q.task.echo_is_no_answer:
                 continue
             if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
                 answers[q.request.id] = None  # the question repeated back: no prediction
+                rules[q.request.id] = "echo"
         # One truth per task and item (each is asked in three representations).
         tasks = {q.task.name: q.task for q in questions}
         keys = dict.fromkeys((q.task.name, q.item) for q in questions)
         truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
         rows = _rows(questions, texts, answers, truths)
-        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths)
+        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths, rules)
         counts = host_counts(result.counts, questions, texts, malformed, refused)
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
@@ -320,7 +330,7 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
     return rows
 
 
-def _write_answers(path: Path, questions, texts, answers, truths) -> None:
+def _write_answers(path: Path, questions, texts, answers, truths, rules) -> None:
     """Write the per-item table (:data:`ConsistencyTrack.tables`)."""
 
     def rows():
@@ -331,7 +341,7 @@ def _write_answers(path: Path, questions, texts, answers, truths) -> None:
             yield [
                 q.task.name, q.representation, q.item, q.shown[:SHOWN_CHARS],
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
-                cell(answer)[:SHOWN_CHARS], correct,
+                cell(answer)[:SHOWN_CHARS], correct, rules.get(q.request.id, "none"),
             ]  # fmt: skip
 
     write_table(path, ConsistencyTrack.tables[0].columns, rows())

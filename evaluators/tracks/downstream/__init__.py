@@ -246,9 +246,11 @@ class DownstreamTrack(Track):
 
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions
+        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
     ) -> list[dict[str, str]] | None:
         """Return ``id, split, smiles`` per record: one notation, opaque ids, a seeded order, no shortcut.
+
+        ``chat`` is a generative track's concern (:meth:`evaluators.tracks.Track.container_view`): ignored.
 
         Raises
         ------
@@ -259,6 +261,7 @@ class DownstreamTrack(Track):
         """
         from evaluators.datasets.leaks import check_no_shortcut
 
+        del chat
         rows = cls.view_rows(dataset, records, options)
         if dataset in DOWNSTREAM_TASKS:
             field, kind = DOWNSTREAM_TASKS[dataset]

@@ -78,6 +78,7 @@ from evaluators.asking import (
     cell,
     host_counts,
     normalise_answers,
+    protocol,
     read_completions,
     write_table,
 )
@@ -101,8 +102,9 @@ _NAME_FIELD = {"smiles": "_smiles", "iupac": "_iupac"}
 POSITIONAL = "of the source SMILES"
 RECONSTRUCT = "reconstruct"
 TEMPERATURE = 0.0
-STOP = ("\n\n",)
-MAX_NEW_TOKENS = {"smiles": 128, "label": 8, "number": 16}
+#: Generation budget of a direct model per answer kind (a chat model gets the answer protocol's larger
+#: budget and no stop string: evaluators.asking.protocol).
+MAX_NEW_TOKENS = {"smiles": 128, "label": 32, "number": 32}
 #: Characters of a completion kept in the per-item table.
 SHOWN_CHARS = 120
 #: Bootstrap replicates of each collapse-ratio interval.
@@ -260,7 +262,7 @@ class IdentityBlindedTrack(AskingTrack):
     name = TRACK
     #: 3 (issue 29): balanced IUPAC subsets, BACE; 4: the container sees only the requests (opaque ids,
     #: prompts), never the pairs file.
-    version = 4
+    version = 5
     main_metric = "balanced_accuracy"
     description = (
         "Generative models predict a property of a target molecule given as a source molecule plus an "
@@ -312,17 +314,20 @@ class IdentityBlindedTrack(AskingTrack):
             name="blinded_answers",
             file=ANSWERS,
             columns=("task", "representation", "condition", "question", "id", "group", "stated", "completion",
-                     "answer", "score"),
+                     "answer", "score", "rule"),
             description=(
                 "Every answer: the pair's task, representation and condition, the question (`property` or "
                 "`reconstruction`), the pair id and group, the source label the prompt stated (C2: true, C3: "
                 f"false; yes/no or the number shown), the completion (first {SHOWN_CHARS} "
                 "characters), the normalised answer (empty when invalid) and its score: 1/0 for a label or "
                 "a reconstructed SMILES (an invalid answer scores 0), the absolute error of a number (empty "
-                "when invalid)."
+                "when invalid). The `rule` column names the reader's rule that read the answer "
+                "(`answer-line`, `boxed`, `first-line` …; `none`: no answer; `out-of-range`: read, then "
+                "voided)."
             ),
             artifact=ANSWERS,
             numeric=("score",),
+            added=("rule",),
         ),
         TableSpec(
             name="blinded_pairs",
@@ -359,7 +364,8 @@ class IdentityBlindedTrack(AskingTrack):
             "conditions": list(CONDITIONS),
             "iupac": f"both names present and the edit does not contain {POSITIONAL!r}",
             "max_new_tokens": dict(MAX_NEW_TOKENS),
-            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "decoding": {"temperature": TEMPERATURE, "seed": self.options.seed},
+            "protocol": protocol.definition(),
             "collapse_ratio": {"n_boot": N_BOOT, "seed": self.options.seed, "level": 0.95},
         }
 
@@ -390,8 +396,9 @@ class IdentityBlindedTrack(AskingTrack):
         return out
 
     def _question(self, qid, text, wording, representation, item, shown, kind, template) -> Question:
-        request = GenerationRequest(id=qid, prompt=text, max_new_tokens=MAX_NEW_TOKENS[kind],
-                                    temperature=TEMPERATURE, seed=self.options.seed, stop=STOP)  # fmt: skip
+        budget, stop = self.decoding(MAX_NEW_TOKENS[kind])
+        request = GenerationRequest(id=qid, prompt=protocol.with_protocol(text, kind), max_new_tokens=budget,
+                                    temperature=TEMPERATURE, seed=self.options.seed, stop=stop)  # fmt: skip
         return Question(request, wording, representation, item, shown, kind, template)
 
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
@@ -403,7 +410,8 @@ class IdentityBlindedTrack(AskingTrack):
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         refused: dict[str, str] = {}
-        answers = normalise_answers(questions, texts, refused=refused)
+        rules: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused, rules=rules)
         items = []
         for q in questions:
             record = by_id[q.item]
@@ -412,6 +420,8 @@ class IdentityBlindedTrack(AskingTrack):
             answer = answers[q.request.id]
             if q.kind == "number" and not reconstruct:  # outside the plausible range: invalid
                 answer = plausible(q.task.task, answer)
+                if answer is None and answers[q.request.id] is not None:
+                    rules[q.request.id] = "out-of-range"
             items.append(Item(
                 task=q.task.task, representation=q.representation,
                 condition="C1" if reconstruct else q.template,
@@ -422,7 +432,7 @@ class IdentityBlindedTrack(AskingTrack):
                 false_label=_label(record, q.task.kind, "false_source_label"),
             ))  # fmt: skip
         rows = track_rows(items, n_boot=N_BOOT, seed=self.options.seed)
-        _write_answers(out_dir / ANSWERS, questions, items, texts)
+        _write_answers(out_dir / ANSWERS, questions, items, texts, rules)
         asked = {q.item for q in questions}
         write_table(out_dir / PAIRS, IdentityBlindedTrack.tables[1].columns,
                     ([r.get(c, "") for c in IdentityBlindedTrack.tables[1].columns] for r in records
@@ -442,7 +452,7 @@ def _label(record: dict[str, str], kind: str, column: str = "target_label") -> A
     return round(value, 2) if column != "target_label" else value
 
 
-def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[Item], texts) -> None:
+def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[Item], texts, rules) -> None:
     """Write the per-item table (:data:`IdentityBlindedTrack.tables`)."""
 
     def rows():
@@ -453,7 +463,7 @@ def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[It
                 it.task, it.representation, it.condition, it.question, it.id, it.group,
                 cell(stated) if it.question == "property" else "",
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
-                cell(it.answer)[:300], cell(it.score),
+                cell(it.answer)[:300], cell(it.score), rules.get(q.request.id, "none"),
             ]  # fmt: skip
 
     write_table(path, IdentityBlindedTrack.tables[0].columns, rows())

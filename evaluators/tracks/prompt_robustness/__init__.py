@@ -42,6 +42,7 @@ from evaluators.asking import (
     cell,
     host_counts,
     normalise_answers,
+    protocol,
     read_completions,
     write_table,
 )
@@ -64,9 +65,9 @@ ANSWERS = "template_answers.csv.gz"
 #: times, so the sample, not the data set, sets the cost).
 ITEMS_PER_DATASET = 200
 TEMPERATURE = 0.0
-STOP = ("\n\n",)
-#: Generation budget per answer kind.
-MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 8, "number": 16}
+#: Generation budget of a direct model per answer kind (room for "Answer: " and a short sentence; a chat
+#: model gets the answer protocol's larger budget, evaluators.asking.protocol).
+MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 32, "number": 32}
 #: Characters of a completion kept in the per-item table.
 SHOWN_CHARS = 120
 SETS: tuple[TemplateSet, ...] = load_template_sets()
@@ -210,7 +211,7 @@ class PromptRobustnessTrack(AskingTrack):
 
     name = TRACK
     #: 3 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's files.
-    version = 3
+    version = 4
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -252,15 +253,19 @@ class PromptRobustnessTrack(AskingTrack):
         TableSpec(
             name="template_answers",
             file=ANSWERS,
-            columns=("task", "representation", "template", "id", "completion", "answer", "truth", "score"),
+            columns=("task", "representation", "template", "id", "completion", "answer", "truth", "score",
+                     "rule"),
             description=(
                 "Every answer under every template: the completion (first "
                 f"{SHOWN_CHARS} characters), the normalised answer (empty when invalid; a number outside "
                 "its plausible range is invalid), the normalised truth and the score: 1/0 for an exact "
                 "match (an invalid answer scores 0), the absolute error charged for a number (an invalid "
-                "answer is charged the worst plausible answer's error: never a zero error)."
+                "answer is charged the worst plausible answer's error: never a zero error). The `rule` "
+                "column names the reader's rule that read the answer (`answer-line`, `boxed`, `first-line` "
+                "…; `none`: no answer; `out-of-range`, `echo`: read, then voided)."
             ),
             artifact=ANSWERS,
+            added=("rule",),
         ),
     )
     artifacts = (COMPLETIONS,)
@@ -272,7 +277,8 @@ class PromptRobustnessTrack(AskingTrack):
             "items_per_dataset": ITEMS_PER_DATASET,
             "sample": "first records in sha256(seed|id) order",
             "max_new_tokens": dict(MAX_NEW_TOKENS),
-            "decoding": {"temperature": TEMPERATURE, "stop": list(STOP), "seed": self.options.seed},
+            "decoding": {"temperature": TEMPERATURE, "seed": self.options.seed},
+            "protocol": protocol.definition(),
         }
 
     def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
@@ -286,16 +292,17 @@ class PromptRobustnessTrack(AskingTrack):
             for representation in s.representations:
                 kind = s.answer[representation]
                 texts = {r["id"]: written(s, representation, r) for r in chosen}
+                budget, stop = self.decoding(MAX_NEW_TOKENS[kind])
                 for template in s.templates:
                     for record in chosen:
                         item = str(record["id"])
                         request = GenerationRequest(
                             id=f"{s.task}|{representation}|{template.id}|{item}",
                             prompt=s.prompt(template, representation, texts[item]),
-                            max_new_tokens=MAX_NEW_TOKENS[kind],
+                            max_new_tokens=budget,
                             temperature=TEMPERATURE,
                             seed=self.options.seed,
-                            stop=STOP,
+                            stop=stop,
                         )
                         out.append(Question(request, s, representation, item, texts[item], kind, template.id))
         return out
@@ -308,7 +315,8 @@ class PromptRobustnessTrack(AskingTrack):
         questions = self.questions(records)
         texts, malformed = read_completions(out_dir / COMPLETIONS, {q.request.id for q in questions})
         refused: dict[str, str] = {}
-        answers = normalise_answers(questions, texts, refused=refused)
+        rules: dict[str, str] = {}
+        answers = normalise_answers(questions, texts, refused=refused, rules=rules)
         by_record = {str(r["id"]): r for r in records}
         truths: dict[tuple[str, str, str], Any] = {}
         for q in questions:
@@ -328,15 +336,18 @@ class PromptRobustnessTrack(AskingTrack):
                     echoes[key] = _echoes(q.task, by_record[q.item], q.kind)
                 if answer in echoes[key]:
                     answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
+                    rules[q.request.id] = "echo"
             scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)],
                                                q.task.task if q.kind == "number" else None)  # fmt: skip
             if not scores[q.request.id]["valid"]:
                 # item_scores alone decides validity (a number outside its plausible range is invalid,
                 # issue 28): the table shows what it scored, so an invalid answer is shown empty.
+                if answers[q.request.id] is not None:
+                    rules[q.request.id] = "out-of-range"
                 answers[q.request.id] = None
         rows = _rows(scored, scores)
         truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in scored}
-        _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores)
+        _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores, rules)
         counts = {**host_counts(result.counts, questions, texts, malformed, refused),
                   "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
@@ -371,7 +382,7 @@ def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | Non
     return rows
 
 
-def _write_answers(path: Path, questions, texts, answers, truths, scores) -> None:
+def _write_answers(path: Path, questions, texts, answers, truths, scores, rules) -> None:
     """Write the per-item table (:data:`PromptRobustnessTrack.tables`)."""
 
     def rows():
@@ -383,6 +394,7 @@ def _write_answers(path: Path, questions, texts, answers, truths, scores) -> Non
                 q.task.task, q.representation, q.template, q.item,
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 cell(answers[q.request.id])[:300], cell(truths[q.request.id])[:300], cell(score),
+                rules.get(q.request.id, "none"),
             ]  # fmt: skip
 
     write_table(path, PromptRobustnessTrack.tables[0].columns, rows())

@@ -95,10 +95,15 @@ class TemplateSet:
         return tuple(dict.fromkeys((*self.inputs.values(), *self.needs)))
 
     def prompt(self, template: Template, representation: str, molecule: str) -> str:
-        """Return ``template`` about ``molecule`` written in ``representation``, with the instruction."""
+        """Return ``template`` about ``molecule`` written in ``representation``, with the instruction.
+
+        The answer protocol's last line follows (:func:`evaluators.asking.protocol.with_protocol`).
+        """
+        from evaluators.asking.protocol import with_protocol
+
         notation = self.notation[representation]
         text = template.text.replace("{notation}", notation).replace("{molecule}", molecule)
-        return f"{text} {self.instruction[representation]}"
+        return with_protocol(f"{text} {self.instruction[representation]}", self.answer[representation])
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""

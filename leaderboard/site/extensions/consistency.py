@@ -287,9 +287,10 @@ def methodology() -> list[str]:
         "The consistency track [1] asks a generative model the same question about a molecule written "
         "three ways — canonical SMILES, the IUPAC name, and a randomized SMILES (seeded per item) — with "
         "otherwise identical wording, and compares the answers. The model only writes text: the container "
-        "returns raw completions, and the host extracts each answer by fixed rules (first line, labels and "
-        "quotes stripped; no judge model), normalises it (SMILES → RDKit canonical SMILES; names → OPSIN → "
-        "canonical SMILES; formulas → element counts in Hill order; yes/no; numbers) and scores it. An "
+        "returns raw completions, and the host extracts each answer by fixed rules (the last `Answer:` "
+        "line the answer protocol asks for, else the older rules; no judge model), normalises it (SMILES → "
+        "RDKit canonical SMILES; names → OPSIN → canonical SMILES; formulas → element counts in Hill "
+        "order; yes/no; numbers) and scores it. An "
         "answer that does not normalise is *unusable*; two unusable answers never agree.",
         "",
         table(

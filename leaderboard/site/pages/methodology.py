@@ -76,6 +76,77 @@ def _track_section(name: str) -> list[str]:
     return out
 
 
+def _protocol_section() -> list[str]:
+    """Return the answer protocol of the generative tracks, from :mod:`evaluators.asking.protocol` itself."""
+    from evaluators.asking import protocol
+    from evaluators.asking.tasks import TASKS
+    from evaluators.tracks.identity_blinded import MAX_NEW_TOKENS as T5_BUDGETS
+    from evaluators.tracks.prompt_robustness import MAX_NEW_TOKENS as T4_BUDGETS
+
+    def chat(direct: int) -> str:
+        return str(protocol.decoding(direct, chat=True)[0])
+
+    budgets = [[esc("consistency"), esc(t.label), str(t.max_new_tokens), chat(t.max_new_tokens)]
+               for t in TASKS]  # fmt: skip
+    budgets += [[esc(name), f"answer kind {code(kind)}", str(n), chat(n)]
+                for name, table_ in (("prompt_robustness", T4_BUDGETS), ("identity_blinded", T5_BUDGETS))
+                for kind, n in table_.items()]  # fmt: skip
+    kinds = [[code(kind), esc(what)] for kind, what in protocol.WHAT.items()]
+    stop = ", ".join(code(repr(s)) for s in protocol.DIRECT_STOP)
+    return [
+        "## Answer protocol (generative tracks)",
+        "",
+        "Every question of the generative tracks ends with the same last line, for every model, so that a "
+        "model may reason before it answers and is still read like a terse one:",
+        "",
+        f"> {esc(protocol.ANSWER_LINE)}",
+        "",
+        "where `{what}` names the answer the question asks for:",
+        "",
+        table(["Answer kind", "`{what}`"], kinds),
+        "",
+        "The host reads the **last** marked answer (an `Answer:` line, a `\\boxed{…}`, `<answer>` tags) and "
+        "only where there is none falls back to the older rules (a code fence, the first line); each "
+        "answer in the per-item tables records the rule that read it. A model is asked as a **chat** model "
+        "when its manifest sets `tokenizer.chat_template` (the prompt goes through the tokenizer's chat "
+        "template) or when it is an API endpoint; any other model is a **direct** model that continues the "
+        f"prompt. A direct model's answer ends at its end of sequence or at {stop} after its first text — a "
+        "leading blank line never ends an answer. A chat model has no stop string (reasoning may span "
+        f"paragraphs) and at least {protocol.CHAT_BUDGET} new tokens. Budgets (new tokens per answer):",
+        "",
+        table(["Track", "Task", "Direct model", "Chat model or API"], budgets),
+        "",
+        "The protocol, the budgets and the stop rule are part of each generative track's definition, hence "
+        "of its benchmark version.",
+        "",
+        *_conformance_lines(),
+    ]
+
+
+def _conformance_lines() -> list[str]:
+    """Return the reader's share of its conformance corpus, measured while the page is built."""
+    from evaluators.answers.conformance import conformance
+
+    try:
+        report = conformance()
+    except (OSError, RuntimeError) as exc:  # OPSIN needs Java: say so rather than print a stale figure
+        return [f"The reader's conformance corpus could not be read here ({esc(type(exc).__name__)}).", ""]
+    rows = [[code(kind), f"{right} / {total}", f"{100 * right / total:.1f} %"]
+            for kind, (right, total) in report.by_kind.items()]  # fmt: skip
+    share = 100 * report.right / report.total
+    return [
+        f"The reader is held to a **conformance corpus** of {report.total} completions "
+        f"(`evaluators/answers/conformance.jsonl`: {report.tasks} tasks of T3–T5, {report.styles} writing "
+        "styles — terse, sentence, Markdown, LaTeX, code fence, reasoning then `Answer:`, hedged, refusal, "
+        "several candidates, units, Unicode dashes and sub- and superscripts), each with the answer a "
+        f"careful grader records. Read as graded when this page was built: **{report.right} of "
+        f"{report.total} ({share:.1f} %)**; the test suite fails below 100 %.",
+        "",
+        table(["Answer kind", "Read as graded", "Share"], rows),
+        "",
+    ]
+
+
 def methodology_page(data: SiteData) -> str:
     """Markdown of the methodology page."""
     evaluated = set(data.results["dataset"])
@@ -107,6 +178,7 @@ def methodology_page(data: SiteData) -> str:
     ]
     for name in track_names():
         out += _track_section(name)
+    out += _protocol_section()
     out += [
         "## Datasets",
         "",
