@@ -127,8 +127,11 @@ CASES = [
     # Generative attacks (issue 30): the host parses what they answer; each answer that trips a cap is one
     # invalid answer with its reason, and the run is scored.
     Case("attack-opsin-bomb", "FINISHED: each bomb one invalid answer with its reason",
-         # Which question gets which bomb follows the view's seeded order: every answer is refused for a cap.
-         SCORED.format(n=27, bad=27) + r" \(refused: longer than 2000 characters × \d+; multiplied brackets "
+         # Which question gets which bomb follows the view's seeded order: every answer is invalid, the
+         # bracket bombs refused for OPSIN's caps; the reader cuts an answer span at 2000 characters, so the
+         # 60 000-character name may fail to parse before it is refused for its length.
+         SCORED.format(n=27, bad=27) + r" \(refused: (longer than 2000 characters × \d+; )?"
+         r"multiplied brackets "
          r"ask for more than 1000 copies × \d+(; nests brackets more than 24 deep × \d+)?\)$", **GENERATIVE),
     Case("attack-answer-escapes", "FINISHED: escapes shown visibly in the exports",
          SCORED.format(n=27, bad=r"\d+") + r", completions shown with visible escapes$", **GENERATIVE),
