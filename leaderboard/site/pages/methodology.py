@@ -80,8 +80,12 @@ def _protocol_section() -> list[str]:
     """Return the answer protocol of the generative tracks, from :mod:`evaluators.asking.protocol` itself."""
     from evaluators.asking import protocol
     from evaluators.asking.tasks import TASKS
-    from evaluators.tracks.identity_blinded import MAX_NEW_TOKENS as T5_BUDGETS
-    from evaluators.tracks.prompt_robustness import MAX_NEW_TOKENS as T4_BUDGETS
+    from evaluators.schema import TrackOptions
+    from evaluators.tracks import TRACKS
+
+    # Through the registry, from each track's own definition (the host never imports a track directly).
+    T4_BUDGETS = TRACKS.get("prompt_robustness")(TrackOptions()).definition()["max_new_tokens"]  # noqa: N806
+    T5_BUDGETS = TRACKS.get("identity_blinded")(TrackOptions()).definition()["max_new_tokens"]  # noqa: N806
 
     def chat(direct: int) -> str:
         return str(protocol.decoding(direct, chat=True)[0])
