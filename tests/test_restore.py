@@ -7,6 +7,7 @@ found under the key an evaluation of the unchanged submission would look up (so 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -20,6 +21,12 @@ from leaderboard.store import IMPORTED_TAG, ResultStore, run_key
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "site" / "data"
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """Each file's SHA-256: a failure names the files that changed without pytest diffing megabytes of bytes
+    (with CI set, pytest does not truncate its explanation, and that diff ran past CI's time limit)."""
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -48,12 +55,12 @@ def test_every_committed_result_is_imported(restored) -> None:
 def test_the_restored_store_exports_exactly_the_committed_board(restored) -> None:
     cards = json.loads((COMMITTED / "submissions.json").read_text(encoding="utf-8"))
     site = restored["site"]
-    before = {p.name: p.read_bytes() for p in (site / "data").iterdir() if p.is_file()}
+    before = _digests(site / "data")
     report = merge_exports(restored["store"], cards, site)
     # Every key is the committed run itself (same run id), and no file changes by a byte.
     assert len(report.same) == len(restored["report"].imported)
     assert not report.added and not report.replaced and not report.kept
-    assert {p.name: p.read_bytes() for p in (site / "data").iterdir() if p.is_file()} == before
+    assert _digests(site / "data") == before
     _, runs = restored["store"].export()
     committed = {r["run_id"] for r in json.loads((COMMITTED / "runs.json").read_text(encoding="utf-8"))}
     assert set(runs["run_id"]) <= committed  # provenance: the id of the run that computed each result
