@@ -26,7 +26,8 @@ COMMITTED = ROOT / "site" / "data"
 def _digests(folder: Path) -> dict[str, str]:
     """Each file's SHA-256: a failure names the files that changed without pytest diffing megabytes of bytes
     (with CI set, pytest does not truncate its explanation, and that diff ran past CI's time limit)."""
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir()) if p.is_file()}
+    files = (p for p in sorted(folder.iterdir()) if p.is_file())
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
 
 
 @pytest.fixture(scope="module")
