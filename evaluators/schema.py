@@ -171,6 +171,9 @@ class ModelConfig:
         ``{"file": ..., "object": ...}`` for the ``custom`` adapter.
     chat_template : bool
         Generative tracks: wrap each prompt as a user message with the tokenizer's chat template.
+    pre_tokenizer : str
+        ``""`` (the folder's own tokenizer) or a key of
+        :data:`evaluators.adapters.smiles_tokens.PRE_TOKENIZERS` (a SMILES regex over ``vocab.txt``).
     """
 
     adapter: str
@@ -185,6 +188,7 @@ class ModelConfig:
     options: dict[str, Any] = field(default_factory=dict)
     code: dict[str, str] | None = None
     chat_template: bool = False
+    pre_tokenizer: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for ``job.json`` (``submission_dir`` is the container's business, left out)."""
@@ -202,7 +206,7 @@ class ModelConfig:
         for key, kind in (
             ("adapter", str), ("architecture", str), ("pooling", str), ("max_length", int),
             ("prompt_prefix", str), ("trust_remote_code", bool), ("batch_size", int), ("options", dict),
-            ("chat_template", bool),
+            ("chat_template", bool), ("pre_tokenizer", str),
         ):  # fmt: skip
             if key in obj:
                 _typed(obj, key, kind, "job.model")

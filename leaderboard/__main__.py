@@ -192,14 +192,17 @@ def _cards() -> list[dict]:
     """Model cards of every submission with a valid manifest (an invalid one is skipped)."""
     from leaderboard.intake.manifest import ManifestError, discover, load_submission
     from leaderboard.intake.training_record import read_training_record
+    from leaderboard.settings import ALLOWANCE_KINDS, allowances
 
+    granted = allowances(REPO_ROOT)
     cards = []
     for path in discover(REPO_ROOT / "submissions"):
         try:
             sub = load_submission(path, allow_remote_code=[path.parent.name])
         except ManifestError:
             continue
-        cards.append({**sub.card(), "training": read_training_record(path.parent)})
+        allowed = [kind for kind in ALLOWANCE_KINDS if sub.id in granted[kind]]
+        cards.append({**sub.card(), "training": read_training_record(path.parent), "allowances": allowed})
     return cards
 
 

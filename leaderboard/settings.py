@@ -15,18 +15,57 @@ variable                           meaning
 ``CHEMROBUST_ALLOW_PICKLE``        comma-separated submission ids whose pickled weights may be fetched
 ``HF_ENDPOINT``                    Hugging Face hub address (a mirror, or a local test server)
 =================================  =====================================================================
+
+The two allowances add to the committed grants in ``leaderboard/allowances.toml`` (:func:`allowances`), so
+the board's own published models evaluate from a clean clone with nothing set.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+#: The maintainers' committed grants, relative to the repository root.
+ALLOWANCES = Path("leaderboard") / "allowances.toml"
+#: The kinds of grant (tables of :data:`ALLOWANCES`).
+ALLOWANCE_KINDS = ("pickle", "remote_code")
+
 
 def _ids(value: str | None) -> frozenset[str]:
     return frozenset(s.strip() for s in (value or "").split(",") if s.strip())
+
+
+def allowances(repo_root: Path) -> dict[str, dict[str, str]]:
+    """Return the committed grants: kind (``pickle``, ``remote_code``) → submission id → what was reviewed.
+
+    A missing file grants nothing.
+
+    Raises
+    ------
+    ValueError
+        If the file is not TOML, names an unknown kind, or an entry is not a non-empty string.
+    """
+    path = Path(repo_root) / ALLOWANCES
+    if not path.is_file():
+        return {kind: {} for kind in ALLOWANCE_KINDS}
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc}); fix the file") from None
+    unknown = sorted(set(raw) - set(ALLOWANCE_KINDS))
+    if unknown:
+        raise ValueError(f"{path}: unknown table(s) {unknown}; the kinds are {list(ALLOWANCE_KINDS)}")
+    out: dict[str, dict[str, str]] = {}
+    for kind in ALLOWANCE_KINDS:
+        table = raw.get(kind, {})
+        bad = [k for k, v in table.items() if not isinstance(v, str) or not v.strip()]
+        if not isinstance(table, dict) or bad:
+            raise ValueError(f"{path}: [{kind}] entries must be id = \"what was reviewed\" (bad: {bad})")
+        out[kind] = dict(table)
+    return out
 
 
 @dataclass(frozen=True)
@@ -42,7 +81,8 @@ class Settings:
     tracking_uri : str or None
         MLflow tracking URI (``MLFLOW_TRACKING_URI``); ``None`` for the sqlite file in ``state_dir``.
     allow_remote_code, allow_pickle : frozenset of str
-        Submission ids a maintainer allowed ``trust_remote_code`` / pickled weights.
+        Submission ids a maintainer allowed ``trust_remote_code`` / pickled weights (the environment's and
+        ``leaderboard/allowances.toml``'s).
     hf_endpoint : str or None
         Hugging Face hub address (``HF_ENDPOINT``); ``None`` for the public hub.
     experiment : str
@@ -69,20 +109,21 @@ class Settings:
 
         Examples
         --------
-        >>> s = Settings.from_environment(repo_root=Path("."), state_dir=Path(".state"),
+        >>> s = Settings.from_environment(repo_root=Path("/no/repository"), state_dir=Path(".state"),
         ...                               environ={"CHEMROBUST_ALLOW_PICKLE": "a, b,"})
         >>> sorted(s.allow_pickle), s.data_mirror, s.tracking_uri
         (['a', 'b'], None, None)
         """
         env = os.environ if environ is None else environ
         mirror = env.get("CHEMROBUST_DATA_DIR")
+        granted = allowances(repo_root)
         return cls(
             repo_root=Path(repo_root),
             state_dir=Path(state_dir),
             data_mirror=Path(mirror).expanduser().resolve() if mirror else None,
             tracking_uri=env.get("MLFLOW_TRACKING_URI") or None,
-            allow_remote_code=_ids(env.get("CHEMROBUST_ALLOW_REMOTE_CODE")),
-            allow_pickle=_ids(env.get("CHEMROBUST_ALLOW_PICKLE")),
+            allow_remote_code=_ids(env.get("CHEMROBUST_ALLOW_REMOTE_CODE")) | set(granted["remote_code"]),
+            allow_pickle=_ids(env.get("CHEMROBUST_ALLOW_PICKLE")) | set(granted["pickle"]),
             hf_endpoint=env.get("HF_ENDPOINT") or None,
             experiment=env.get("MLFLOW_EXPERIMENT_NAME") or "chemrobust",
             slurm_config=Path(env["CHEMROBUST_SLURM_CONFIG"]) if env.get("CHEMROBUST_SLURM_CONFIG") else None,

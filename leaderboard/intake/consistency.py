@@ -211,6 +211,31 @@ def _architecture_rule(known: Mapping[str, Any]) -> list[Violation]:
     )]  # fmt: skip
 
 
+def _pre_tokenizer_rule(known: Mapping[str, Any]) -> list[Violation]:
+    """Check that a SMILES pre-tokenizer is the ``transformers`` adapter's and never splits a prompt."""
+    name = known.get("tokenizer.pre_tokenizer")
+    if not name:
+        return []
+    out: list[Violation] = []
+    if known.get("adapter", "transformers") != "transformers":
+        out.append((
+            "tokenizer.pre_tokenizer",
+            name,
+            f"'tokenizer.pre_tokenizer' {name!r} is an option of adapter 'transformers', not of "
+            f"{known['adapter']!r} (which tokenizes, if at all, on its own).",
+            "Remove 'tokenizer.pre_tokenizer', or use 'adapter: transformers'.",
+        ))  # fmt: skip
+    if "generate" in (known.get("model.capabilities") or ()):
+        out.append((
+            "tokenizer.pre_tokenizer",
+            name,
+            f"'tokenizer.pre_tokenizer' {name!r} splits SMILES into atom tokens; a generative track's "
+            "prompts are English sentences it cannot tokenize.",
+            "Declare 'model.capabilities: [embed]' only, or remove 'tokenizer.pre_tokenizer'.",
+        ))  # fmt: skip
+    return out
+
+
 def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
     """Return every cross-field rule the manifest breaks, in a fixed order.
 
@@ -219,9 +244,9 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
     known : mapping of str to Any
         The fields that passed the schema, by YAML path, with their validated values: ``id``,
         ``adapter``, ``code`` (a ``CodeEntry`` or ``None``), ``tracks`` (``None``: not declared),
-        ``trust_remote_code``, ``tokenizer.chat_template``, ``model`` (the whole validated model),
-        ``model.source``, ``model.architecture``, ``model.capabilities``, and ``fields_set`` (the top-level
-        keys the manifest gives). A rule whose fields are missing is not checked.
+        ``trust_remote_code``, ``tokenizer.chat_template``, ``tokenizer.pre_tokenizer``, ``model`` (the whole
+        validated model), ``model.source``, ``model.architecture``, ``model.capabilities``, and ``fields_set``
+        (the top-level keys the manifest gives). A rule whose fields are missing is not checked.
 
     Returns
     -------
@@ -246,6 +271,7 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
             "'model.source: none'.",
         ))  # fmt: skip
     out.extend(_architecture_rule(known))
+    out.extend(_pre_tokenizer_rule(known))
     if "tracks" in known and "model.capabilities" in known:
         needs = track_capabilities()
         for track in known["tracks"] or []:

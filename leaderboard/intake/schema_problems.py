@@ -233,10 +233,10 @@ def usable_fields(data: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) 
     -------
     dict of str to Any
         ``id``, ``adapter``, ``code``, ``tracks``, ``trust_remote_code``, ``model``,
-        ``tokenizer.chat_template``, ``model.source``, ``model.architecture``, ``model.capabilities``,
-        ``model.allow_pickle``, ``model.path`` — each only when neither it, nor a field inside it, nor a
-        mapping above it has an error (defaults for fields left out), so a check never reads a value the
-        schema refused; ``fields_set``: the top-level keys given.
+        ``tokenizer.chat_template``, ``tokenizer.pre_tokenizer``, ``model.source``, ``model.architecture``,
+        ``model.capabilities``, ``model.allow_pickle``, ``model.path`` — each only when neither it, nor a
+        field inside it, nor a mapping above it has an error (defaults for fields left out), so a check never
+        reads a value the schema refused; ``fields_set``: the top-level keys given.
     """
     bad = [tuple(str(p) for p in e["loc"] if p not in MODEL_SOURCES) for e in errors if e["loc"]]
 
@@ -255,6 +255,7 @@ def usable_fields(data: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) 
     for name in _TOP_FIELDS:
         take(name, Submission, data, name)
     take("tokenizer.chat_template", TokenizerOptions, data.get("tokenizer", {}), "chat_template")
+    take("tokenizer.pre_tokenizer", TokenizerOptions, data.get("tokenizer", {}), "pre_tokenizer")
     model = data.get("model")
     source = model.get("source") if isinstance(model, Mapping) else None
     if isinstance(source, str) and source in MODEL_SOURCES and clean("model", "source"):

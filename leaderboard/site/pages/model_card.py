@@ -96,6 +96,7 @@ SOURCE_FIELDS: Mapping[str, tuple[tuple[str, str, Render], ...]] = {
         ("package", "Package", _pypi_package),
         ("version", "Version (pinned)", _code),
         ("path", "Weights folder in the package", _code),
+        ("allow_pickle", "Pickle weights allowed", _plain),
     ),
     "local": (("path", "Weights folder in the submission", _code),),
     "endpoint": (
@@ -106,6 +107,13 @@ SOURCE_FIELDS: Mapping[str, tuple[tuple[str, str, Render], ...]] = {
     ),
 }
 _ON_CARD = ("source", "type", "architecture", "capabilities")
+#: What each maintainer allowance (``leaderboard/allowances.toml``) grants, as the card says it.
+ALLOWANCE_TEXT: Mapping[str, str] = {
+    "pickle": "pickle weights (loaded only inside the sandbox; granted in leaderboard/allowances.toml)",
+    "remote_code": (
+        "the model repository's own code (trust_remote_code; granted in leaderboard/allowances.toml)"
+    ),
+}
 
 
 def card_rows(data: SiteData, sub_id: str) -> list[list[str]]:
@@ -124,6 +132,10 @@ def card_rows(data: SiteData, sub_id: str) -> list[list[str]]:
         ["Training data", cell(text(meta.get("training_data")))],
         ["Tracks", cell(text(meta.get("tracks")))],
     ]
+    granted = meta.get("allowances")
+    if isinstance(granted, list) and granted:
+        kinds = ", ".join(ALLOWANCE_TEXT.get(str(g), str(g)) for g in granted)
+        rows.append(["Maintainer allowances", esc(kinds)])
     return rows
 
 
