@@ -121,6 +121,15 @@ def import_results(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard", "import-results", *session.posargs, env=_env())
 
 
+@nox.session(name="seen-in-training", python=PYTHON)
+def seen_in_training(session: nox.Session) -> None:
+    """Flag the (model, data set) cells whose molecules are in a corpus a manifest declares: rebuild the
+    declared corpora, match every registered set by InChIKey, write site/data/seen_in_training.csv.
+    """
+    install(session)
+    session.run("python", "-m", "leaderboard", "seen-in-training", *session.posargs, env=_env())
+
+
 @nox.session(python=PYTHON)
 def serve(session: nox.Session) -> None:
     """Serve the site locally with live reload (``mkdocs serve``; default http://127.0.0.1:8000)."""

@@ -227,6 +227,26 @@ def _site(state_dir: Path, *, build: bool = True, allow_shrink: bool = False) ->
     return done.public or site_dir
 
 
+def _seen_in_training(args: argparse.Namespace) -> int:
+    """``seen-in-training``: match every declared, rebuildable corpus against every registered data set."""
+    import evaluators.datasets  # noqa: F401  (fills the registry)
+    from evaluators.datasets.specs import DATASETS
+    from leaderboard.seen_in_training import overlap_rows, write_seen
+    from leaderboard.site.schema import SEEN_FILE
+
+    state_dir = Path(args.state_dir)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    cards = {c["id"]: c for c in _cards()}
+    rows = overlap_rows(cards, DATASETS.names(), state_dir, mirror=_settings(state_dir).data_mirror)
+    target = REPO_ROOT / "site" / "data" / SEEN_FILE
+    write_seen(target, rows)
+    for row in rows:
+        print(f"  {row['submission']} × {row['dataset']}: {row['n_seen']} of {row['n_molecules']} molecules "
+              f"in {row['source']}")  # fmt: skip
+    print(f"seen-in-training: {len(rows)} flagged cell(s) written to {target}; run 'site' to show them")
+    return 0
+
+
 def _site_command(args: argparse.Namespace) -> int:
     """``site [--allow-shrink]``: 1 (with the reason) when the merge would shrink the board.
 
@@ -509,6 +529,11 @@ def main(argv: list[str] | None = None) -> int:
         help="import the committed site/data/ into the tracking store (MLFLOW_TRACKING_URI or .state/): "
         "a fresh machine's MLflow then holds the whole board and reuses its results",
     )
+    sub.add_parser(
+        "seen-in-training",
+        help="flag the (model, data set) cells whose molecules are in a corpus a manifest declares "
+        "(rebuilds the corpora, matches by InChIKey, writes site/data/seen_in_training.csv)",
+    )
     one = sub.add_parser("run-one", help="inside a Slurm job: evaluate one (submission, track, data set)")
     for option in ("--submission", "--track", "--dataset", "--submissions-dir", "--experiment-id",
                    "--expect-key", "--base-image", "--options-json", "--limits-json"):  # fmt: skip
@@ -532,6 +557,8 @@ def main(argv: list[str] | None = None) -> int:
         return _retire(args)
     if args.command == "import-results":
         return _import_results(args)
+    if args.command == "seen-in-training":
+        return _seen_in_training(args)
     return _site_command(args)
 
 

@@ -78,7 +78,7 @@ trust_remote_code: false # true runs code from the model repository: refused unl
 requirements: []         # extra pip packages, each pinned exactly: ["selfies==2.1.1"]
 
 # --- Declarations -------------------------------------------------------------------------------------------
-training_data: []        # data sets the model was trained on (shown on the site for contamination notes)
+training_data: []        # what it was trained on: free text, {{dataset: esol}} or {{corpus: uspto}}
 # tracks: [amore]        # tracks to run; default: every track the model's capabilities allow
 """
 

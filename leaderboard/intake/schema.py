@@ -20,7 +20,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from leaderboard.intake.consistency import adapter_capabilities, track_capabilities
@@ -30,7 +39,8 @@ from leaderboard.reserved import RESERVED_IDS, is_reserved
 
 __all__ = [
     "ID_PATTERN", "MODEL_SOURCES", "PIN_PATTERN", "SHA_PATTERN", "CodeEntry", "HuggingFaceModel",
-    "LocalModel", "ModelSource", "NoWeights", "PipModel", "Submission", "TokenizerOptions",
+    "LocalModel", "ModelSource", "NoWeights", "PipModel", "Submission", "TokenizerOptions", "TRAINING_TAGS",
+    "TrainingSource",
 ]  # fmt: skip
 
 ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
@@ -121,6 +131,65 @@ def _known_pre_tokenizer(value: str) -> str:
     return value
 
 
+def _registered_dataset(value: str) -> str:
+    import evaluators.datasets  # noqa: F401  (fills the registry)
+    from evaluators.datasets.specs import DATASETS
+
+    if value not in DATASETS:
+        raise ValueError(f"not a registered data set; choose one of {sorted(DATASETS)}, or write free text")
+    return value
+
+
+def _known_corpus(value: str) -> str:
+    from leaderboard.corpora import CORPORA
+
+    if value not in CORPORA:
+        raise ValueError(
+            f"not a known corpus; choose one of {sorted(CORPORA)}, or write free text (a new corpus is "
+            "registered in leaderboard/corpora.py)"
+        )
+    return value
+
+
+class TrainingSource(_Strict):
+    """One ``training_data`` entry that names what it was: a registered data set or a known corpus.
+
+    Exactly one of ``dataset`` (:data:`evaluators.datasets.specs.DATASETS`) and ``corpus``
+    (:data:`leaderboard.corpora.CORPORA`); ``note`` says which part (a split, a filter). A model is
+    flagged "seen in training" on the sets it names (:mod:`leaderboard.seen_in_training`).
+    """
+
+    dataset: Annotated[str, AfterValidator(_registered_dataset)] | None = None
+    corpus: Annotated[str, AfterValidator(_known_corpus)] | None = None
+    note: Annotated[str, Field(max_length=500)] = ""
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> TrainingSource:
+        if (self.dataset is None) == (self.corpus is None):
+            raise ValueError("give exactly one of 'dataset' and 'corpus'")
+        return self
+
+    def text(self) -> str:
+        """Return the entry as the model card shows it."""
+        what = f"data set {self.dataset}" if self.dataset else f"corpus {self.corpus}"
+        return f"{what} ({self.note})" if self.note else what
+
+
+#: Tags of the ``training_data`` entry union (not YAML keys: error paths leave them out).
+TRAINING_TAGS = ("free-text", "named-source")
+
+
+def _training_entry_kind(value: Any) -> str:
+    return TRAINING_TAGS[1] if isinstance(value, dict | TrainingSource) else TRAINING_TAGS[0]
+
+
+TrainingEntry = Annotated[
+    Annotated[Annotated[str, Field(max_length=500)], Tag(TRAINING_TAGS[0])]
+    | Annotated[TrainingSource, Tag(TRAINING_TAGS[1])],
+    Discriminator(_training_entry_kind),
+]
+
+
 class TokenizerOptions(_Strict):
     """Tokenizer options: truncation length, input prefix, chat template (generative models).
 
@@ -160,7 +229,7 @@ class Submission(_Strict):
     requirements: list[Annotated[str, Field(pattern=PIN_PATTERN, max_length=200)]] = Field(
         default_factory=list, max_length=50
     )
-    training_data: list[Annotated[str, Field(max_length=500)]] = Field(default_factory=list, max_length=50)
+    training_data: list[TrainingEntry] = Field(default_factory=list, max_length=50)
     tracks: list[Annotated[str, AfterValidator(_known_track)]] | None = None
 
     @field_validator("id")
@@ -203,10 +272,15 @@ class Submission(_Strict):
             "capabilities": list(self.model.capabilities),
             # An endpoint runs no adapter (the host calls the API): the field's default means nothing there.
             "adapter": None if self.model.source == "endpoint" else self.adapter,
-            "training_data": list(self.training_data),
+            "training_data": [e if isinstance(e, str) else e.text() for e in self.training_data],
+            "training_sources": [e.model_dump(exclude_defaults=True) for e in self.training_sources()],
             "pooling": self.pooling,
             "tracks": self.selected_tracks(),
         }
+
+    def training_sources(self) -> list[TrainingSource]:
+        """Return the ``training_data`` entries that name a registered data set or a known corpus."""
+        return [e for e in self.training_data if isinstance(e, TrainingSource)]
 
     def selected_tracks(self) -> list[str]:
         """Tracks to run: the declared ones, else every track the model's capabilities allow."""

@@ -23,7 +23,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from leaderboard.intake.endpoints import ENDPOINT_FIXES
 from leaderboard.intake.problems import Problem, safe_text, shown
-from leaderboard.intake.schema import MODEL_SOURCES, Submission, TokenizerOptions
+from leaderboard.intake.schema import MODEL_SOURCES, TRAINING_TAGS, Submission, TokenizerOptions
 from leaderboard.intake.yaml_source import Parsed
 
 __all__ = ["schema_problem", "usable_fields"]
@@ -58,7 +58,7 @@ _FIXES: dict[str, str] = {
 def _loc(loc: Iterable[Any]) -> str:
     # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
     # from the document: a line break or tab in one shows as '?', like any other control character.
-    parts = [safe_text(p, 60) for p in loc if p not in MODEL_SOURCES]
+    parts = [safe_text(p, 60) for p in loc if p not in MODEL_SOURCES and p not in TRAINING_TAGS]
     return ".".join(parts) or "(top level)"
 
 

@@ -10,6 +10,7 @@ Side effects: :meth:`Figures.block` writes one JSON file; :meth:`Figures.remove_
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,10 @@ from leaderboard.markdown import link
 from leaderboard.site.figures import PLOTS_DIR, figure_html
 from leaderboard.site.sitedata import SiteData
 
-__all__ = ["Figures", "submission_link", "track_link"]
+__all__ = ["SEEN_MARK", "Figures", "seen_mark", "submission_link", "track_link"]
+
+#: The mark of a (model, data set) cell the model has seen in training (its title says how).
+SEEN_MARK = "⚑"
 
 _ID_PART = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -75,6 +79,18 @@ class Figures:
 def submission_link(data: SiteData, sub_id: str, prefix: str = "") -> str:
     """Return a link to a model's page with its (escaped) name; ``prefix`` leads to ``submissions/``."""
     return link(data.name(sub_id), f"{prefix}{sub_id}.md")
+
+
+def seen_mark(data: SiteData, sub_id: str, dataset: str) -> str:
+    """Return `` ⚑`` titled with why, when the model has seen ``dataset`` in training, else ``""``.
+
+    Put after the value or the model's name in every table cell of that (model, data set).
+    """
+    note = data.seen_note(sub_id, dataset)
+    if note is None:
+        return ""
+    title = html.escape(note)
+    return f' <span class="chemrobust-seen" title="{title}" aria-label="{title}">{SEEN_MARK}</span>'
 
 
 def track_link(name: str, prefix: str = "") -> str:

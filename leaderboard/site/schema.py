@@ -24,6 +24,7 @@ __all__ = [
     "RUNS_FILE",
     "RUN_KEYS",
     "RUN_STATUSES",
+    "SEEN_FILE",
     "SLUG",
     "SUBMISSIONS_FILE",
     "SUBMISSION_KEYS",
@@ -43,6 +44,10 @@ SUBMISSIONS_FILE = "submissions.json"
 #: Runs retired from the board on purpose (``python -m leaderboard retire``): a site build never adds
 #: them back (:mod:`leaderboard.site.merge`).
 RETIRED_FILE = "retired.json"
+
+#: The (model, data set) cells a model has seen in training by its declared corpora
+#: (``python -m leaderboard seen-in-training``, :mod:`leaderboard.seen_in_training`).
+SEEN_FILE = "seen_in_training.csv"
 
 #: Parameters of the bootstrap rank intervals on the overview (:mod:`leaderboard.ranking.uncertainty`).
 BOOTSTRAP: Mapping[str, Any] = {"seed": 0, "n_boot": 1000, "level": 0.9}
@@ -83,6 +88,7 @@ SUBMISSION_KEYS: tuple[str, ...] = (
     "capabilities",
     "adapter",
     "training_data",
+    "training_sources",
     "pooling",
     "tracks",
     "training",
@@ -129,6 +135,10 @@ def data_files() -> dict[str, str]:
     out[RETIRED_FILE] = (
         "Results retired from the board on purpose (`python -m leaderboard retire`): the submission, "
         "track, data set and run id of each; a site build never adds these runs back."
+    )
+    out[SEEN_FILE] = (
+        "The (model, data set) cells seen in training: molecules of the set in a corpus the model's manifest "
+        "declares, matched by InChIKey (`python -m leaderboard seen-in-training`), with how many of how many."
     )
     out.update(DERIVED_FILES)
     out[SECURITY_JSON] = "The adversarial suite's attacks and their outcomes (the Security model page)."

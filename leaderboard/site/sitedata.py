@@ -22,7 +22,14 @@ import pandas as pd
 from leaderboard.ranking.headline import Ranking, rank_headline
 from leaderboard.site.exports import read_results, read_tables
 from leaderboard.site.normalise import check_slug
-from leaderboard.site.schema import RESULTS_FILE, RUN_KEYS, RUNS_FILE, SUBMISSION_KEYS, SUBMISSIONS_FILE
+from leaderboard.site.schema import (
+    RESULTS_FILE,
+    RUN_KEYS,
+    RUNS_FILE,
+    SEEN_FILE,
+    SUBMISSION_KEYS,
+    SUBMISSIONS_FILE,
+)
 from leaderboard.tracks import table_specs, track, track_names
 
 __all__ = ["SiteData", "latest_runs", "load_site_data", "split_by_submission"]
@@ -50,6 +57,9 @@ class SiteData:
         The headline ranking of :attr:`results`.
     ids : list of str
         Every submission with a manifest, a result or a run, sorted.
+    seen : list of dict
+        The overlap record (:data:`leaderboard.site.schema.SEEN_FILE`); the declared flags are added from
+        the cards (:meth:`seen_note`).
     cache : dict
         Per-generation memo for page and extension code (keyed by a name of the caller's choosing).
     """
@@ -61,6 +71,7 @@ class SiteData:
     files: tuple[str, ...] = ()
     intervals: pd.DataFrame | None = None
     interval_note: str = ""
+    seen: list[dict[str, Any]] = field(default_factory=list)
     ranking: Ranking = field(init=False)
     ids: list[str] = field(init=False)
     by_submission: dict[str, pd.DataFrame] = field(init=False)
@@ -117,6 +128,28 @@ class SiteData:
             return pd.Series(dtype=float)
         columns = crit.index[(crit["track"] == track_name) & (crit["dataset"] == dataset)]
         return self.ranking.headline.loc[sub_id, columns]
+
+    def seen_note(self, sub_id: str, dataset: str) -> str | None:
+        """Say why the model has seen ``dataset`` in training (unescaped), or ``None`` if it has not."""
+        if "seen" not in self.cache:
+            from leaderboard.corpora import corpus_labels
+            from leaderboard.seen_in_training import declared_rows
+
+            datasets = set(self.results["dataset"].astype(str).unique()) if not self.results.empty else set()
+            labels = corpus_labels()
+            notes: dict[tuple[str, str], list[str]] = {}
+            for row in [*declared_rows(self.submissions, datasets), *self.seen]:
+                kind, _, name = str(row["source"]).partition(":")
+                what = labels.get(name, name) if kind == "corpus" else f"data set {name}"
+                if row["how"] == "overlap":
+                    text = f"{row['n_seen']} of its {row['n_molecules']} molecules are in {what}"
+                elif row["how"] == "derived":
+                    text = f"drawn from {what}, which the manifest declares"
+                else:
+                    text = "the manifest declares it as training data"
+                notes.setdefault((str(row["submission"]), str(row["dataset"])), []).append(text)
+            self.cache["seen"] = {k: "seen in training: " + "; ".join(v) for k, v in notes.items()}
+        return self.cache["seen"].get((sub_id, dataset))
 
     def failures(self) -> list[dict[str, Any]]:
         """Return the runs whose latest attempt for (submission, track, dataset) failed."""
@@ -221,7 +254,12 @@ def load_site_data(site_dir: Path) -> SiteData:
     for name, frame in tables.items():
         for sub_id in frame["submission"].cat.categories:
             check_slug(str(sub_id), f"{data_dir / specs[name][1].file}: column 'submission'")
-    return SiteData(results=results, runs=runs, submissions=subs, tables=tables)
+    from leaderboard.seen_in_training import read_seen
+
+    seen = read_seen(data_dir / SEEN_FILE)
+    for row in seen:
+        check_slug(row["submission"], f"{data_dir / SEEN_FILE}: column 'submission'")
+    return SiteData(results=results, runs=runs, submissions=subs, tables=tables, seen=seen)
 
 
 def _read_json_list(path: Path) -> list[dict[str, Any]]:

@@ -238,3 +238,37 @@ def test_unknown_distance_raises():
     q, g = _gaussian(4, n=5, dim=4)
     with pytest.raises(ValueError, match="unknown distance"):
         retrieval_ranks(q, g, distance="euclid")
+
+
+@pytest.mark.parametrize("distance", DISTANCES)
+def test_near_identical_embeddings_are_settled_in_bounded_chunks(distance, monkeypatch):
+    """A pretrained MLM's [CLS] is nearly the same vector for every molecule: then most of the N × N pairs
+    fall in the rounding band and are recomputed exactly. rxnfp's BERT on ChEBI-20 (3 300 pairs, 256 dims)
+    ran out of 6 GB gathering them all at once; in chunks the ranks are the same whatever the chunk size
+    (and the brute-force ones), and every chunk stays within the budget."""
+    from evaluators.tracks.amore import retrieval
+
+    rng = np.random.default_rng(7)
+    base = rng.normal(size=24)
+    q = base + 1e-7 * rng.normal(size=(150, 24))  # every distance within the band of every other
+    g = base + 1e-7 * rng.normal(size=(150, 24))
+    expected = retrieval_ranks_and_ties(q, g, distance=distance)  # one chunk: everything at once
+    if distance != "inner_product":  # (a dot product's tie tolerance scales with the norms: not brute force)
+        np.testing.assert_array_equal(expected[0], brute_force_ranks(q, g, distance)[0])
+    gathered: list[int] = []
+    original = retrieval._exact
+
+    def spy(a, b, d):
+        gathered.append(a.nbytes + b.nbytes)
+        return original(a, b, d)
+
+    monkeypatch.setattr(retrieval, "_exact", spy)
+    for budget in (1, 8 * 3 * 24 * 7 + 3, 10**12):
+        monkeypatch.setattr(retrieval, "_RESOLVE_BYTES", budget)
+        gathered.clear()
+        ranks, ties = retrieval_ranks_and_ties(q, g, distance=distance)
+        np.testing.assert_array_equal(ranks, expected[0])
+        np.testing.assert_array_equal(ties, expected[1])
+        assert sum(gathered) > 150 * 150 * 8 * 24  # the band held (nearly) every pair
+        if budget < 10**12:
+            assert max(gathered[1:]) <= max(budget, 2 * 8 * 24)  # one chunk at a time (after the true pairs)

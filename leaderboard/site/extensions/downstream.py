@@ -36,7 +36,7 @@ from evaluators.tracks.downstream.probes import N_FOLDS
 from leaderboard.markdown import NO_VALUE, code, esc, link, table
 from leaderboard.ranking.copeland import copeland_ranking
 from leaderboard.ranking.stability import kendall_tau_b
-from leaderboard.site.blocks import Figures
+from leaderboard.site.blocks import Figures, seen_mark
 from leaderboard.site.extensions import EXTENSIONS, Extension
 from leaderboard.site.figures import display_name, legend, round_floats, submission_colours
 from leaderboard.site.molecule_ids import molecule_cell, molecule_names
@@ -174,7 +174,7 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
             else ""
         )
         body.append([
-            link(data.name(s), f"../submissions/{s}.md") + mark,
+            link(data.name(s), f"../submissions/{s}.md") + mark + seen_mark(data, s, dataset),
             _interval(values.get((s, ORIGINAL, metric)), values.get((s, ORIGINAL, "score_low")),
                       values.get((s, ORIGINAL, "score_high"))),
             *(_num(values.get((s, v, metric))) for v in rewrites),
@@ -202,7 +202,7 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
             "gained or ROC-AUC lost): > 0 = worse, 0 = robust, < 0 = the rewrite helped. In brackets the "
             "paired 95 % bootstrap interval (the same test molecules drawn for both sets); an interval that "
             "excludes 0 is a change beyond resampling noise.", ""]  # fmt: skip
-    rows_deg = [[link(data.name(s), f"../submissions/{s}.md")]
+    rows_deg = [[link(data.name(s), f"../submissions/{s}.md") + seen_mark(data, s, dataset)]
                 + [_interval(values.get((s, v, "degradation")), values.get((s, v, "degradation_low")),
                              values.get((s, v, "degradation_high")), sign=True) for v in rewrites]
                 for s in subs]  # fmt: skip

@@ -85,7 +85,13 @@ FIELD_HELP: Mapping[str, str] = {
     "options": "Adapter options: a flat mapping of names to strings, numbers or booleans.",
     "trust_remote_code": "Run code from the model repository: refused unless a maintainer allows it.",
     "requirements": "Extra pip packages, each pinned exactly (`name==1.2.3`).",
-    "training_data": "Data sets the model was trained on (shown for contamination notes).",
+    "training_data": (
+        "What the model was trained on: free text, {dataset: <registered set>} or {corpus: <known corpus>}; "
+        "a named set or corpus flags the cells the model has seen in training."
+    ),
+    "training_data.dataset": "A registered data set the model was trained on (or give corpus).",
+    "training_data.corpus": "A known corpus it was trained on (leaderboard/corpora.py; or give dataset).",
+    "training_data.note": "Which part of the set or corpus, which filter (shown on the model card).",
     "tracks": "Tracks to run; default: every track the model's capabilities allow.",
 }
 

@@ -13,6 +13,7 @@ import math
 from evaluators.datasets import DATASETS
 from leaderboard.markdown import NO_VALUE, code, esc, table, url
 from leaderboard.ranking.rules import RULE_LABELS
+from leaderboard.site.blocks import SEEN_MARK
 from leaderboard.site.extensions import extension
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
@@ -151,6 +152,39 @@ def _conformance_lines() -> list[str]:
     ]
 
 
+def _seen_section(data: SiteData) -> list[str]:
+    """Explain the "seen in training" flag: what sets it, the known corpora, every flagged cell."""
+    from leaderboard.corpora import CORPORA
+    from leaderboard.seen_in_training import HOW
+
+    corpora = [[code(c.id), esc(c.label), esc(c.description),
+                "by InChIKey" if c.molecules is not None else "declared sets only"]
+               for c in CORPORA.values()]  # fmt: skip
+    flagged = sorted({(s, d) for s in data.ids for d in set(data.results["dataset"].astype(str))
+                      if data.seen_note(s, d) is not None})  # fmt: skip
+    rows = [[esc(data.name(s)), esc(d), esc(str(data.seen_note(s, d)))] for s, d in flagged]
+    out = [
+        "## Seen in training",
+        "",
+        "A manifest's `training_data` may name a registered data set (`{dataset: freesolv}`) or a known "
+        "corpus (`{corpus: uspto}`) besides free text. A model's cell of a data set — in every table, "
+        f"the value or the model's name — carries {SEEN_MARK} (its tooltip says why) when:",
+        "",
+        *[f"- **{esc(k)}**: {esc(v)};" for k, v in HOW.items()],
+        "",
+        "Such numbers measure memory as much as generalisation; they stay on the board, flagged. Overlaps "
+        "are computed by `python -m leaderboard seen-in-training`, which rebuilds every declared corpus "
+        "the project can rebuild offline and matches it against every registered data set by standard "
+        "InChIKey (the same molecule however it is written), into `site/data/seen_in_training.csv`.",
+        "",
+        table(["Corpus", "Name", "What it is", "Checked"], corpora),
+        "",
+    ]
+    if rows:
+        out += ["Flagged cells on the board:", "", table(["Model", "Data set", "Why"], rows), ""]
+    return out
+
+
 def methodology_page(data: SiteData) -> str:
     """Markdown of the methodology page."""
     evaluated = set(data.results["dataset"])
@@ -194,6 +228,7 @@ def methodology_page(data: SiteData) -> str:
         "Invalid input SMILES are skipped with a count. Each track's benchmark version is a hash "
         "over its data files, its definition and code version and the seed; results are keyed by it.",
         "",
+        *_seen_section(data),
         "## Ranking: Copeland (Vote'n'Rank)",
         "",
         "The overall ranking follows Vote'n'Rank [1]. Every headline criterion (one per track, data set "

@@ -22,7 +22,7 @@ from leaderboard.markdown import NO_VALUE, cell, code, esc, link, table
 from leaderboard.ranking.headline import headline_rows
 from leaderboard.ranking.rules import RULE_LABELS, mean_rank
 from leaderboard.scrub import failure_category, public_reason
-from leaderboard.site.blocks import Figures, submission_link
+from leaderboard.site.blocks import Figures, seen_mark, submission_link
 from leaderboard.site.format import change, fmt, is_num, metric_label, plural
 from leaderboard.site.pages.downloads import download_links
 from leaderboard.site.pairwise import pairwise_figure
@@ -301,7 +301,8 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
                 continue
             txt = fmt(val, str(rk.criteria.at[c, "metric"]))
             top = oriented.at[sub_id, c] == best[c] and len(rk.copeland) > 1
-            cells.append(f"**{txt}**" if top else txt)
+            mark = seen_mark(data, sub_id, str(rk.criteria.at[c, "dataset"]))
+            cells.append((f"**{txt}**" if top else txt) + mark)
         rows.append(cells)
     align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(mean_labels) + ["r"] * len(crit)
     compact = [0, 1, 2, *range(4, 4 + len(extra) + len(mean_labels))]

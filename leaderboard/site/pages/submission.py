@@ -183,6 +183,11 @@ def _results(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) 
             for dataset, grp in rows.groupby("dataset", sort=True):
                 dataset = str(dataset)
                 out += [f"### {esc(name)} · {esc(dataset)}", ""]
+                note = data.seen_note(sub_id, dataset)
+                if note is not None:
+                    out += ['!!! warning "Seen in training"', f"    {esc(note[0].upper() + note[1:])}: these "
+                            "numbers measure memory as much as generalisation "
+                            "([methodology](../methodology.md#seen-in-training)).", ""]  # fmt: skip
                 out += _headline_values(data, sub_id, name, dataset)
                 out += _headline_by_dimension(grp, name)
                 if ext.submission_sections is not None:

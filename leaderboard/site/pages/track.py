@@ -19,7 +19,7 @@ import pandas as pd
 from evaluators.datasets import DATASETS
 from evaluators.schema import Dimension
 from leaderboard.markdown import NO_VALUE, cell, esc, link, table
-from leaderboard.site.blocks import Figures
+from leaderboard.site.blocks import Figures, seen_mark
 from leaderboard.site.extensions import extension
 from leaderboard.site.format import fmt, fmt_range, metric_label, value_label
 from leaderboard.site.sitedata import SiteData
@@ -157,7 +157,7 @@ def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
         "; ".join(esc(c.label) for c in cls.headline) + ". Models in overall Copeland order.",
     ]
     rows = [
-        [link(data.name(s), f"../submissions/{s}.md")]
+        [link(data.name(s), f"../submissions/{s}.md") + seen_mark(data, s, dataset)]
         + [fmt(piv.at[s, c], str(crit.at[c, "metric"])) for c in columns]
         for s in subs
     ]
@@ -257,6 +257,7 @@ def _dimension_table(
 ) -> str:
     """Rows: the per-values × models (Copeland order); columns: the values of ``dim``."""
     values = ordered(dims[dim], list(sel[dim].unique()))
+    dataset = str(sel["dataset"].iloc[0])  # one data set's section
     cells = {
         (tuple(str(r[p]) for p in per), str(r["submission"]), str(r[dim])): float(r["value"])
         for r in sel.to_dict(orient="records")
@@ -273,7 +274,7 @@ def _dimension_table(
             if not any((g, s, v) in cells for v in values):
                 continue
             row = [cell(value_label(dims[p], v)) for p, v in zip(per, g, strict=True)]
-            row.append(link(data.name(s), f"../submissions/{s}.md"))
+            row.append(link(data.name(s), f"../submissions/{s}.md") + seen_mark(data, s, dataset))
             row += [fmt(cells.get((g, s, v)), metric_name) for v in values]
             rows.append(row)
     return table(headers, rows, align=["l"] * (len(per) + 1) + ["r"] * len(values))

@@ -23,6 +23,7 @@ from leaderboard.markdown import code, table
 from leaderboard.ranking.uncertainty import item_values_from_ranks
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.extensions.amore.finding import finding_lines
 from leaderboard.site.extensions.amore.plots import (
     AUGMENTATION_ORDER,
     SETTING,
@@ -180,6 +181,11 @@ def submission_sections(
     return out
 
 
+def track_summary(data: SiteData, figures: Figures) -> list[str]:
+    """Return the published models against the paper's claims (:mod:`.finding`), once, before the sets."""
+    return finding_lines(data, AUGMENTATION_ORDER)
+
+
 def item_values(data: SiteData) -> pd.DataFrame | None:
     """Per-molecule Acc@1 values of the headline criteria, from the ``item_ranks`` table."""
     items = data.tables.get(RANKS)
@@ -263,6 +269,7 @@ def methodology() -> list[str]:
 
 EXTENSIONS.register(TRACK)(
     Extension(
+        track_summary=track_summary,
         track_sections=track_sections,
         submission_sections=submission_sections,
         item_values=item_values,
