@@ -22,7 +22,24 @@ def register_metric(spec: MetricSpec) -> MetricSpec:
     return METRICS.register(spec.name)(spec)
 
 
-#: Metrics more than one track reports (T1/T2: n_excluded; T3/T4/T5: accuracy, n_items; T4/T5: validity,
+#: The strict and lenient grading of structure answers (T3/T4/T5, :mod:`evaluators.asking.grading`).
+GRADING_SPECS = (
+    MetricSpec("accuracy_lenient", True, "accuracy (lenient)",
+               "Share of items answered with the true compound up to stereo, tautomer and protonation "
+               "(the standard InChIKey's first block); missing = wrong. Beside the strict accuracy.",
+               0.0, 1.0),
+    MetricSpec("n_truth_excluded", False, "n without a truth",
+               "Items left out because the name shown cannot be verified as the compound scored against "
+               "(OPSIN cannot read it, or it names another compound).", 0.0, integral=True),
+    *(MetricSpec(f"wrong_{kind}", False, f"wrong: {label}",
+                 f"Share of the structure answers that are wrong this way: {label}.", 0.0, 1.0)
+      for kind, label in (("stereo", "stereo only"), ("tautomer", "tautomer / protonation"),
+                          ("isomer", "constitutional isomer (same formula)"),
+                          ("formula", "different formula"), ("none", "not a molecule / no answer"))),
+)  # fmt: skip
+
+#: Metrics more than one track reports (T1/T2: n_excluded; T3/T4/T5: accuracy, n_items, the strict and lenient
+#: grading of structures (evaluators.asking.grading); T4/T5: validity,
 #: mae, balanced_accuracy, mae_charged; T2/T4: rmse). A metric only one track reports is registered in that
 #: track's package.
 for _spec in (
@@ -40,6 +57,7 @@ for _spec in (
     MetricSpec("mae", False, "MAE", "Mean absolute error over the valid numeric answers.", 0.0),
     MetricSpec("rmse", False, "RMSE", "Root mean squared error of numeric predictions (T4: over the valid "
                "answers; T2: the probe's, over the test molecules).", 0.0),
+    *GRADING_SPECS,
     MetricSpec(
         "n_excluded", False, "n excluded", "Rewrites that failed the identity check (T1: pairs left out; T2: "
         "test molecules that keep their original string).", 0.0, integral=True

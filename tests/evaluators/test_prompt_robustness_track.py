@@ -369,10 +369,13 @@ def test_a_record_without_a_computable_truth_is_left_out_and_counted(tmp_path, m
     records = [*MOLECULES[:2], {"id": "bad", "smiles": "not_a_smiles", "iupac": "nothing", "value": "1.0"}]
     rows, out, scored = _score(tmp_path, monkeypatch, records, lambda q: "")
     # Formula, weight and Lipinski (SMILES and IUPAC) and both translations need RDKit's reading of the
-    # SMILES: 8 cells x 6 templates of 'bad' are not scored; the measured hydration free energy still is.
-    assert scored.counts["n_unscored_questions"] == 8 * 6
+    # SMILES: 8 cells x 6 templates of 'bad' are not scored; the measured hydration free energy still is
+    # from its SMILES, not from its name, which OPSIN cannot verify as the compound (6 more questions).
+    assert scored.counts["n_unscored_questions"] == 8 * 6 + 6
     assert rows[("formula", "smiles", "t1", "n_items")] == 2
     assert rows[("hydration_free_energy", "smiles", "t1", "n_items")] == 3
+    assert rows[("hydration_free_energy", "iupac", "t1", "n_items")] == 2
+    assert rows[("hydration_free_energy", "iupac", "t1", "n_truth_excluded")] == 1
     assert not any(r["id"] == "bad" and r["task"] == "formula" for r in _table(out))
 
 

@@ -45,6 +45,7 @@ from evaluators.asking import (
     AskingTrack,
     Question,
     cell,
+    grading,
     host_counts,
     normalise_answers,
     protocol,
@@ -124,7 +125,9 @@ class ConsistencyTrack(AskingTrack):
     #: chance-adjusted ``numeric_agreement``; the categorical one κ = (C − P_v)/(1 − P_v); FreeSolv's Lipinski
     #: criteria are declared flat.
     #: 4 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's file.
-    version = 5
+    #: 6 (issue 31 item 4): structure answers graded strictly at the layers the input carries and leniently,
+    #: wrong ones classified; items whose name cannot be verified as the compound left out and counted.
+    version = 6
     main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
@@ -146,7 +149,8 @@ class ConsistencyTrack(AskingTrack):
     )  # fmt: skip
     metrics = (
         "consistency", "chance_consistency", "adjusted_consistency", "kappa_consistency", "false_consistency",
-        "raw_agreement", "accuracy", "missing_share", "mse_consistency", "mse_chance", "mse_adjusted",
+        "raw_agreement", "accuracy", "accuracy_lenient", *(f"wrong_{c}" for c in grading.WRONG),
+        "n_truth_excluded", "missing_share", "mse_consistency", "mse_chance", "mse_adjusted",
         "numeric_agreement", "mse_error", "mse_error_charged", "n_items",
     )  # fmt: skip
     headline = (
@@ -168,16 +172,21 @@ class ConsistencyTrack(AskingTrack):
         TableSpec(
             name="answers",
             file="answers.csv.gz",
-            columns=("task", "representation", "id", "input", "completion", "answer", "correct", "rule"),
+            columns=("task", "representation", "id", "input", "completion", "answer", "correct", "rule",
+                     "level", "class"),
             description=(
                 "Every question and answer: the input as the model saw it, its completion (first "
                 f"{SHOWN_CHARS} characters), the normalised answer and whether it is correct — the per-item "
                 "explorer shows the two representations side by side. The `rule` column names the reader's "
                 "rule that read the answer (`answer-line`, `boxed`, `first-line` …; `none`: no answer; "
-                "`out-of-range`, `echo`: read, then voided)."
+                "`out-of-range`, `echo`: read, then voided). `level` is what a structure answer is compared "
+                "at — `exact`, or `stereo` / `tautomer` where the name shown lacks the stereo or writes "
+                "another tautomer of the data set's SMILES; `excluded`: the name cannot be verified as the "
+                "compound, the item is left out of the scores — and `class` how a structure answer "
+                "compares with the truth (`exact`, `stereo`, `tautomer`, `isomer`, `formula`, `none`)."
             ),
             artifact=ANSWERS,
-            added=("rule",),
+            added=("rule", "level", "class"),
         ),
     )
     artifacts = (COMPLETIONS,)
@@ -246,8 +255,9 @@ class ConsistencyTrack(AskingTrack):
         tasks = {q.task.name: q.task for q in questions}
         keys = dict.fromkeys((q.task.name, q.item) for q in questions)
         truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
-        rows = _rows(questions, texts, answers, truths)
-        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths, rules)
+        levels = _levels(questions, by_record)
+        rows = _rows(questions, texts, answers, truths, levels)
+        _write_answers(out_dir / ANSWERS, questions, texts, answers, truths, rules, levels)
         counts = host_counts(result.counts, questions, texts, malformed, refused)
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
@@ -276,14 +286,47 @@ def _written(task: Task, representation: str, record: dict[str, str], randomizer
     return ".".join(written)
 
 
-def _rows(questions, texts, answers, truths) -> list[MetricRow]:
+def structural(task: Task) -> bool:
+    """Return whether every answer of ``task`` is a structure (a SMILES, or a name read as one).
+
+    Such answers are graded strictly and leniently (:mod:`evaluators.asking.grading`).
+    """
+    return not task.numeric and set(task.answer.values()) <= {"smiles", "name"}
+
+
+def _levels(questions: Sequence[Question], by_record: dict[str, dict[str, str]]) -> dict[str, str | None]:
+    """Level each question is graded at (:func:`evaluators.asking.grading.item_level`), by request id.
+
+    The names shown (molecules, or reactants component by component) are checked against the record's
+    SMILES in one OPSIN batch each; ``None``: the name cannot be verified as the compound (no truth).
+    """
+    named = [q for q in questions if q.representation == "iupac"]
+    found: dict[bool, dict[str, str | None]] = {}
+    for reactions in (False, True):
+        fields = ("reactants_iupac", "reactants_smiles") if reactions else ("iupac", "smiles")
+        items = dict.fromkeys(q.item for q in named if q.task.reactions == reactions)
+        found[reactions] = (
+            grading.levels_of(((i, by_record[i][fields[0]], by_record[i][fields[1]]) for i in items),
+                              components=reactions)
+            if items else {}
+        )  # fmt: skip
+    return {
+        q.request.id: grading.item_level(q.representation, found[q.task.reactions], q.item) for q in questions
+    }
+
+
+def _rows(questions, texts, answers, truths, levels) -> list[MetricRow]:
     def row(task: str, pair: str, representation: str, metric: str, value: float) -> MetricRow:
         dims = (("task", task), ("pair", pair), ("representation", representation))
         return MetricRow(dims, metric, float(value))
 
     grouped: dict[tuple[str, str], list[Question]] = {}
     opaque: dict[tuple[str, str, str], str] = {}  # (task, representation, item) → the request's opaque id
+    excluded: dict[tuple[str, str], int] = {}
     for q in questions:
+        if levels[q.request.id] is None:  # no truth from the name shown: left out, counted
+            excluded[(q.task.name, q.representation)] = excluded.get((q.task.name, q.representation), 0) + 1
+            continue
         grouped.setdefault((q.task.name, q.representation), []).append(q)
         opaque[(q.task.name, q.representation, q.item)] = q.request.id
     rows: list[MetricRow] = []
@@ -293,9 +336,15 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
         got = [answers[q.request.id] for q in qs]
         want = [truths[(name, q.item)] for q in qs]
         values = {"n_items": len(qs), "missing_share": cm.missing_share(got)}
+        if representation == "iupac":
+            values["n_truth_excluded"] = excluded.get((name, representation), 0)
         if task.numeric:
             values["mse_error"] = cm.numeric_error_mse(got, want)
             values["mse_error_charged"] = cm.numeric_error_charged(got, want, name)
+        elif structural(task):
+            graded = [grading.grade(a, t, levels[q.request.id])
+                      for a, t, q in zip(got, want, qs, strict=True)]  # fmt: skip
+            values.update(grading.summary(graded))
         else:
             values["accuracy"] = cm.accuracy(got, want)
         rows += [row(name, "-", representation, m, v) for m, v in values.items() if math.isfinite(v)]
@@ -304,9 +353,14 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
             a_rep, b_rep = pair.split("-")
             if (name, a_rep) not in grouped or (name, b_rep) not in grouped:
                 continue
-            items = [q.item for q in grouped[(name, a_rep)]]
+            # An item without a truth on one side is left out of the pair.
+            items = [q.item for q in grouped[(name, a_rep)] if (name, b_rep, q.item) in opaque]
             a = [answers[opaque[(name, a_rep, i)]] for i in items]
             b = [answers[opaque[(name, b_rep, i)]] for i in items]
+            if structural(task):  # compared at the layers both inputs carry
+                pair_levels = [grading.coarsest([levels[opaque[(name, r, i)]] for r in (a_rep, b_rep)])
+                               for i in items]  # fmt: skip
+                b = grading.align(a, b, pair_levels)
             if task.numeric:
                 values = {
                     "mse_consistency": cm.numeric_consistency_mse(a, b),
@@ -330,18 +384,26 @@ def _rows(questions, texts, answers, truths) -> list[MetricRow]:
     return rows
 
 
-def _write_answers(path: Path, questions, texts, answers, truths, rules) -> None:
+def _write_answers(path: Path, questions, texts, answers, truths, rules, levels) -> None:
     """Write the per-item table (:data:`ConsistencyTrack.tables`)."""
 
     def rows():
         for q in questions:
-            answer, want = answers[q.request.id], truths[(q.task.name, q.item)]
-            correct = "" if q.task.numeric else ("1" if answer is not None and answer == want else "0")
+            answer, want, level = answers[q.request.id], truths[(q.task.name, q.item)], levels[q.request.id]
+            kind = ""
+            if level is None or q.task.numeric:
+                correct = ""
+            elif structural(q.task):
+                graded = grading.grade(answer, want, level)
+                correct, kind = ("1" if graded.strict else "0"), graded.kind
+            else:
+                correct = "1" if answer is not None and answer == want else "0"
             completion = texts.get(q.request.id)
             yield [
                 q.task.name, q.representation, q.item, q.shown[:SHOWN_CHARS],
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 cell(answer)[:SHOWN_CHARS], correct, rules.get(q.request.id, "none"),
+                "excluded" if level is None else level, kind,
             ]  # fmt: skip
 
     write_table(path, ConsistencyTrack.tables[0].columns, rows())

@@ -70,12 +70,14 @@ from pathlib import Path
 from typing import Any
 
 from evaluators.adapters import GenerationRequest
+from evaluators.answers.match import classify
 from evaluators.answers.ranges import plausible
 from evaluators.asking import (
     COMPLETIONS,
     AskingTrack,
     Question,
     cell,
+    grading,
     host_counts,
     normalise_answers,
     protocol,
@@ -261,8 +263,9 @@ class IdentityBlindedTrack(AskingTrack):
 
     name = TRACK
     #: 3 (issue 29): balanced IUPAC subsets, BACE; 4: the container sees only the requests (opaque ids,
-    #: prompts), never the pairs file.
-    version = 5
+    #: prompts), never the pairs file. 6 (issue 31 item 4): reconstructions graded strictly at the layers
+    #: the input carries and leniently, wrong ones classified, unverifiable source names left out.
+    version = 6
     main_metric = "balanced_accuracy"
     description = (
         "Generative models predict a property of a target molecule given as a source molecule plus an "
@@ -314,7 +317,7 @@ class IdentityBlindedTrack(AskingTrack):
             name="blinded_answers",
             file=ANSWERS,
             columns=("task", "representation", "condition", "question", "id", "group", "stated", "completion",
-                     "answer", "score", "rule"),
+                     "answer", "score", "rule", "level", "class"),
             description=(
                 "Every answer: the pair's task, representation and condition, the question (`property` or "
                 "`reconstruction`), the pair id and group, the source label the prompt stated (C2: true, C3: "
@@ -323,11 +326,14 @@ class IdentityBlindedTrack(AskingTrack):
                 "a reconstructed SMILES (an invalid answer scores 0), the absolute error of a number (empty "
                 "when invalid). The `rule` column names the reader's rule that read the answer "
                 "(`answer-line`, `boxed`, `first-line` …; `none`: no answer; `out-of-range`: read, then "
-                "voided)."
+                "voided). Reconstructions: `level` is what they are compared at (`exact`, or `stereo` / "
+                "`tautomer` where the source name shown lacks the stereo or writes another tautomer of its "
+                "SMILES; `excluded`: OPSIN cannot verify the name, left out) and `class` how the answer "
+                "compares with the target (`exact`, `stereo`, `tautomer`, `isomer`, `formula`, `none`)."
             ),
             artifact=ANSWERS,
             numeric=("score",),
-            added=("rule",),
+            added=("rule", "level", "class"),
         ),
         TableSpec(
             name="blinded_pairs",
@@ -412,10 +418,15 @@ class IdentityBlindedTrack(AskingTrack):
         refused: dict[str, str] = {}
         rules: dict[str, str] = {}
         answers = normalise_answers(questions, texts, refused=refused, rules=rules)
+        # A reconstruction from names is graded at the layers the source's name and SMILES share.
+        named = {(q.item, by_id[q.item]["source_iupac"], by_id[q.item]["source_smiles"]) for q in questions
+                 if q.template == RECONSTRUCT and q.representation == "iupac"}  # fmt: skip
+        levels = grading.levels_of(sorted(named)) if named else {}
         items = []
         for q in questions:
             record = by_id[q.item]
             reconstruct = q.template == RECONSTRUCT
+            level = grading.item_level(q.representation, levels, q.item) if reconstruct else "exact"
             truth: Any = canonical_smiles(record["target_smiles"]) if reconstruct else _label(record, q.kind)
             answer = answers[q.request.id]
             if q.kind == "number" and not reconstruct:  # outside the plausible range: invalid
@@ -427,9 +438,10 @@ class IdentityBlindedTrack(AskingTrack):
                 condition="C1" if reconstruct else q.template,
                 question="reconstruction" if reconstruct else "property", id=q.item,
                 group=record["group"], kind=q.kind, answer=answer, truth=truth,
-                score=item_score(q.kind, answer, truth),
+                score=(float(grading.grade(answer, truth, level).strict) if reconstruct and level is not None
+                       else item_score(q.kind, answer, truth)),
                 source_label=_label(record, q.task.kind, "source_label"),
-                false_label=_label(record, q.task.kind, "false_source_label"),
+                false_label=_label(record, q.task.kind, "false_source_label"), level=level,
             ))  # fmt: skip
         rows = track_rows(items, n_boot=N_BOOT, seed=self.options.seed)
         _write_answers(out_dir / ANSWERS, questions, items, texts, rules)
@@ -464,6 +476,8 @@ def _write_answers(path: Path, questions: Sequence[Question], items: Sequence[It
                 cell(stated) if it.question == "property" else "",
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 cell(it.answer)[:300], cell(it.score), rules.get(q.request.id, "none"),
+                ("excluded" if it.level is None else it.level) if it.question == "reconstruction" else "",
+                classify(it.answer, it.truth) if it.question == "reconstruction" else "",
             ]  # fmt: skip
 
     write_table(path, IdentityBlindedTrack.tables[0].columns, rows())

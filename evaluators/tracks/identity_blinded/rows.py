@@ -19,7 +19,10 @@ Pure host-side functions over :class:`Item` (one scored answer); the statistics 
   ``label_shift_mean``/``_median`` (the prediction's shift as a fraction of the label's shift),
   ``same_direction_rate`` (``same_direction_low``/``_high``), ``opposite_rate``, ``unchanged_rate``; and
   ``n_paired`` (pairs valid under both);
-- at C1, ``group`` = ``-``: ``reconstruction_accuracy`` (exact canonical SMILES of the target).
+- at C1, ``group`` = ``-``: ``reconstruction_accuracy`` (exact canonical SMILES of the target, at the
+  layers the input carries: a source name without the stereo of its SMILES is graded without stereo), the
+  lenient ``accuracy_lenient`` and the ``wrong_<class>`` shares (:mod:`evaluators.asking.grading`); for
+  names, ``n_truth_excluded`` (source names OPSIN cannot verify as the source: left out of these rows).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluators.answers.ranges import invalid_error
+from evaluators.asking import grading
 from evaluators.metrics import register_metric
 from evaluators.schema import MetricRow, MetricSpec
 from evaluators.tracks.identity_blinded import metrics as blinded
@@ -82,7 +86,8 @@ _NEW = (
     MetricSpec("n_paired", True, "n paired", "Pairs with a valid answer under both C2 and C3.", 0.0,
                integral=True),
     MetricSpec("reconstruction_accuracy", True, "reconstruction", "Share of C1 answers whose SMILES is the "
-               "edited target's (canonical, stereo included; invalid = wrong).", 0.0, 1.0),
+               "edited target's (canonical, stereo included where the input carries it; invalid = wrong).",
+               0.0, 1.0),
 )  # fmt: skip
 for _spec in _NEW:
     register_metric(_spec)
@@ -90,7 +95,8 @@ for _spec in _NEW:
 #: Every metric the track reports (``accuracy``, ``mae``, ``validity``, ``n_items``, ``balanced_accuracy`` and
 #: ``mae_charged`` are shared with other tracks: :mod:`evaluators.metrics`).
 METRIC_NAMES: tuple[str, ...] = (
-    "accuracy", "mae", "validity", "n_items", "balanced_accuracy", "mae_charged", *(s.name for s in _NEW)
+    "accuracy", "mae", "validity", "n_items", "balanced_accuracy", "mae_charged", *(s.name for s in _NEW),
+    *grading.GRADING_METRICS, "n_truth_excluded",
 )
 _GROUPS = ("consistent", "inconsistent")
 _COMPARED = ("C1", "C2")
@@ -116,6 +122,9 @@ class Item:
         :func:`item_score`.
     source_label, false_label : Any
         The pair's true and false source labels (as shown: numbers rounded to two decimals).
+    level : str or None
+        Reconstruction: the level it is graded at (:mod:`evaluators.asking.grading`; ``None``: the source
+        name shown cannot be verified as the source, no truth).
     """
 
     task: str
@@ -130,6 +139,7 @@ class Item:
     score: float | None
     source_label: Any
     false_label: Any
+    level: str | None = "exact"
 
 
 def item_score(kind: str, answer: Any, truth: Any) -> float | None:
@@ -227,9 +237,15 @@ def track_rows(items: Sequence[Item], *, n_boot: int = 10000, seed: int = 0) -> 
     comparisons: dict[str, list[tuple[tuple[str, ...], blinded.GroupComparison]]] = {}
     for (task, rep), by_condition in cells.items():
         for (question, condition), its in by_condition.items():
-            if question == "reconstruction":
-                r = blinded.reconstruction_accuracy([it.answer for it in its], [it.truth for it in its])
-                rows.append(row(task, rep, condition, "-", "reconstruction_accuracy", r["accuracy"]))
+            if question == "reconstruction":  # strict at the layers the input carries, lenient, classes
+                graded = grading.summary([grading.grade(it.answer, it.truth, it.level) for it in its
+                                          if it.level is not None])  # fmt: skip
+                if graded:
+                    rows.append(row(task, rep, condition, "-", "reconstruction_accuracy", graded["accuracy"]))
+                    rows += [row(task, rep, condition, "-", m, graded[m]) for m in grading.GRADING_METRICS]
+                if rep == "iupac":
+                    n = sum(it.level is None for it in its)
+                    rows.append(row(task, rep, condition, "-", "n_truth_excluded", n))
                 continue
             metric = "accuracy" if its[0].kind == "label" else "mae"
             rows += _score_rows(row, (task, rep, condition, "-"), its, metric)

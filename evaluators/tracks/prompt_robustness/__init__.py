@@ -40,13 +40,15 @@ from evaluators.asking import (
     AskingTrack,
     Question,
     cell,
+    grading,
     host_counts,
     normalise_answers,
     protocol,
     read_completions,
     write_table,
 )
-from evaluators.metrics import register_metric
+from evaluators.asking.grading import GRADING_METRICS, WRONG
+from evaluators.metrics import GRADING_SPECS, register_metric
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS
@@ -94,6 +96,9 @@ for _spec in (
     MetricSpec("element_cosine", True, "element cosine", "Mean cosine of element-count vectors over the "
                "valid formula answers.", 0.0, 1.0),
     MetricSpec("atom_f1", True, "atom F1", "Mean atom-level F1 over the valid formula answers.", 0.0, 1.0),
+    *(replace(spec, name=f"{spec.name}_mean", label=f"{spec.label} (mean over templates)",
+              description=f"{spec.description} Mean over templates.")
+      for spec in GRADING_SPECS if spec.name in GRADING_METRICS),
     MetricSpec("validity_mean", True, "validity (mean over templates)",
                "Share of answers that normalise (numbers: and lie in the plausible range), averaged over "
                "templates.", 0.0, 1.0),
@@ -211,7 +216,9 @@ class PromptRobustnessTrack(AskingTrack):
 
     name = TRACK
     #: 3 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's files.
-    version = 4
+    #: 5 (issue 31 item 4): structures graded strictly at the layers the input carries and leniently, wrong
+    #: ones classified; items whose name shown cannot be verified as the compound left out and counted.
+    version = 5
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -230,7 +237,8 @@ class PromptRobustnessTrack(AskingTrack):
     metrics = (
         "n_items", "validity", "accuracy", "tanimoto_maccs", "tanimoto_morgan2_bits",
         "tanimoto_morgan2_counts", "tanimoto_rdkit", "element_cosine", "atom_f1", "mae", "rmse",
-        "balanced_accuracy", "mae_charged", "validity_mean",
+        "balanced_accuracy", "mae_charged", "validity_mean", *GRADING_METRICS, "n_truth_excluded",
+        *(f"{m}_mean" for m in GRADING_METRICS),
         *(f"{score}_{stat}" for score in _DIRECTION for stat in SUMMARY_STATS),
     )  # fmt: skip
     headline = (
@@ -254,7 +262,7 @@ class PromptRobustnessTrack(AskingTrack):
             name="template_answers",
             file=ANSWERS,
             columns=("task", "representation", "template", "id", "completion", "answer", "truth", "score",
-                     "rule"),
+                     "rule", "level", "class"),
             description=(
                 "Every answer under every template: the completion (first "
                 f"{SHOWN_CHARS} characters), the normalised answer (empty when invalid; a number outside "
@@ -262,10 +270,15 @@ class PromptRobustnessTrack(AskingTrack):
                 "match (an invalid answer scores 0), the absolute error charged for a number (an invalid "
                 "answer is charged the worst plausible answer's error: never a zero error). The `rule` "
                 "column names the reader's rule that read the answer (`answer-line`, `boxed`, `first-line` "
-                "…; `none`: no answer; `out-of-range`, `echo`: read, then voided)."
+                "…; `none`: no answer; `out-of-range`, `echo`: read, then voided). For structure answers, "
+                "`level` is what they are compared at (`exact`, or `stereo` / `tautomer` where the name "
+                "shown lacks the stereo or writes another tautomer of the data set's SMILES) and `class` how "
+                "the answer compares with the truth (`exact`, `stereo`, `tautomer`, `isomer`, `formula`, "
+                "`none`: wrong in that way). Items whose name shown cannot be verified as the compound are "
+                "left out and counted (`n_truth_excluded`)."
             ),
             artifact=ANSWERS,
-            added=("rule",),
+            added=("rule", "level", "class"),
         ),
     )
     artifacts = (COMPLETIONS,)
@@ -323,9 +336,14 @@ class PromptRobustnessTrack(AskingTrack):
             key = (q.task.task, q.kind, q.item)
             if key not in truths:
                 truths[key] = TRUTHS[q.task.task](by_record[q.item], q.kind)
-        # A record whose truth RDKit cannot compute (an unparsable SMILES in the data) is left out of the
-        # scores and counted, not held against the model.
-        scored = [q for q in questions if truths[(q.task.task, q.kind, q.item)] is not None]
+        levels = _levels(questions, by_record)
+        # A record whose truth RDKit cannot compute (an unparsable SMILES in the data), or whose name shown
+        # cannot be verified as the compound, is left out of the scores and counted, not held against the
+        # model.
+        scored = [q for q in questions
+                  if truths[(q.task.task, q.kind, q.item)] is not None and levels[q.request.id] is not None]
+        excluded = {(q.task.task, q.representation, q.item)
+                    for q in questions if levels[q.request.id] is None}  # fmt: skip
         echoes: dict[tuple[str, str, str], set[str]] = {}
         scores: dict[str, dict[str, float | None]] = {}
         for q in scored:
@@ -338,22 +356,51 @@ class PromptRobustnessTrack(AskingTrack):
                     answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
                     rules[q.request.id] = "echo"
             scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)],
-                                               q.task.task if q.kind == "number" else None)  # fmt: skip
+                                               q.task.task if q.kind == "number" else None,
+                                               level=levels[q.request.id])  # fmt: skip
             if not scores[q.request.id]["valid"]:
                 # item_scores alone decides validity (a number outside its plausible range is invalid,
                 # issue 28): the table shows what it scored, so an invalid answer is shown empty.
                 if answers[q.request.id] is not None:
                     rules[q.request.id] = "out-of-range"
                 answers[q.request.id] = None
-        rows = _rows(scored, scores)
+        rows = _rows(scored, scores, excluded)
         truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in scored}
-        _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores, rules)
+        _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores, rules, levels)
         counts = {**host_counts(result.counts, questions, texts, malformed, refused),
                   "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
 
-def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | None]]) -> list[MetricRow]:
+def _levels(questions: Sequence[Question], by_record: dict[str, dict[str, str]]) -> dict[str, str | None]:
+    """Level each question is graded at (:func:`evaluators.asking.grading.item_level`), by request id.
+
+    A question that shows a name is graded at the level where that name and the record's SMILES agree
+    (reactants component by component), checked in one OPSIN batch per kind of input; ``None``: no truth.
+    """
+    found: dict[bool, dict[str, str | None]] = {}
+    named = [q for q in questions if q.representation == "iupac"]
+    for reactions in (False, True):
+        chosen = [q for q in named if q.task.inputs["iupac"].startswith("reactants") == reactions]
+        rows = {
+            (q.item, str(by_record[q.item][q.task.inputs["iupac"]]),
+             str(by_record[q.item][q.task.inputs.get("smiles", "smiles")]))
+            for q in chosen
+        }  # fmt: skip
+        found[reactions] = grading.levels_of(sorted(rows), components=reactions) if rows else {}
+    return {
+        q.request.id: grading.item_level(
+            q.representation, found[q.task.inputs.get("iupac", "").startswith("reactants")], q.item
+        )
+        for q in questions
+    }
+
+
+def _rows(
+    questions: Sequence[Question],
+    scores: dict[str, dict[str, float | None]],
+    excluded: set[tuple[str, str, str]] = frozenset(),  # type: ignore[assignment]
+) -> list[MetricRow]:
     def row(task: str, representation: str, template: str, metric: str, value: float) -> MetricRow:
         dims = (("task", task), ("representation", representation), ("template", template))
         return MetricRow(dims, metric, float(value))
@@ -370,6 +417,8 @@ def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | Non
         for template, qs in by_template.items():
             values = template_metrics(kind, [scores[q.request.id] for q in qs])
             values = {m: v for m, v in values.items() if math.isfinite(v)}
+            if representation == "iupac":  # the same items are left out of every template
+                values["n_truth_excluded"] = sum(t == task and r == representation for t, r, _ in excluded)
             rows += [row(task, representation, template, m, v) for m, v in values.items()]
             if primary in values:
                 per_template.append(values[primary])
@@ -378,11 +427,18 @@ def _rows(questions: Sequence[Question], scores: dict[str, dict[str, float | Non
         rows += [row(task, representation, "-", f"{primary}_{stat}", v) for stat, v in summary.items()
                  if math.isfinite(v)]  # fmt: skip
         rows.append(row(task, representation, "-", "validity_mean", sum(validities) / len(validities)))
+        if kind in ("smiles", "name"):  # the lenient accuracy and the error classes, mean over templates
+            for metric in GRADING_METRICS:
+                per = [m for t, qs in by_template.items()
+                       if (m := template_metrics(kind, [scores[q.request.id] for q in qs]).get(metric))
+                       is not None]  # fmt: skip
+                if per:
+                    rows.append(row(task, representation, "-", f"{metric}_mean", sum(per) / len(per)))
         rows.append(row(task, representation, "-", "n_items", len(by_template[next(iter(by_template))])))
     return rows
 
 
-def _write_answers(path: Path, questions, texts, answers, truths, scores, rules) -> None:
+def _write_answers(path: Path, questions, texts, answers, truths, scores, rules, levels) -> None:
     """Write the per-item table (:data:`PromptRobustnessTrack.tables`)."""
 
     def rows():
@@ -394,7 +450,9 @@ def _write_answers(path: Path, questions, texts, answers, truths, scores, rules)
                 q.task.task, q.representation, q.template, q.item,
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 cell(answers[q.request.id])[:300], cell(truths[q.request.id])[:300], cell(score),
-                rules.get(q.request.id, "none"),
+                rules.get(q.request.id, "none"), levels[q.request.id] if q.kind in ("smiles", "name") else "",
+                next((c for c in WRONG if s.get(f"wrong_{c}")), "exact" if s.get("accuracy") else "")
+                if q.kind in ("smiles", "name") else "",
             ]  # fmt: skip
 
     write_table(path, PromptRobustnessTrack.tables[0].columns, rows())

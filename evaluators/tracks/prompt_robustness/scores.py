@@ -7,7 +7,11 @@ Pure functions, host side. Definitions (issue 13 item 3, issue 28; ChemDIRT §II
   quantity's plausible range (:func:`evaluators.answers.ranges.plausible`); an empty, unparseable or
   absurd answer is invalid — counted, and never scored as a zero error.
 - **accuracy**: exact match, invalid = wrong: canonical SMILES equality (stereo included) for structures
-  (a name is compared through OPSIN's structure), element-count equality for formulas, equality for yes/no.
+  (a name is compared through OPSIN's structure) at the layers the input carries (a name without the
+  stereo of the data set's SMILES is graded without stereo: :mod:`evaluators.asking.grading`),
+  element-count equality for formulas, equality for yes/no.
+- **accuracy_lenient**, **wrong_<class>** (structures): the same compound up to stereo, tautomer and
+  protonation; the share of answers wrong in each way (stereo only, tautomer, isomer, formula, none).
 - **balanced_accuracy** (yes/no answers): the mean recall over the classes present in the truth,
   ``BA = (1/K) Σ_k |{i ∈ k : answer_i = truth_i}| / n_k`` (invalid = wrong). Plain accuracy rewards a
   constant on an imbalanced set (a 90 %-"yes" set gives "yes" 0.90); BA gives any constant 1/K.
@@ -35,6 +39,7 @@ from typing import Any
 
 from evaluators.answers import similarity as sim
 from evaluators.answers.ranges import invalid_error, plausible
+from evaluators.asking.grading import WRONG, grade
 
 __all__ = [
     "PRIMARY", "SUMMARY_STATS", "balanced_accuracy", "item_scores", "over_templates", "primary_metric",
@@ -54,7 +59,9 @@ def primary_metric(kind: str) -> str:
     return PRIMARY[kind]
 
 
-def item_scores(kind: str, answer: Any, truth: Any, quantity: str | None = None) -> dict[str, float | None]:
+def item_scores(
+    kind: str, answer: Any, truth: Any, quantity: str | None = None, level: str = "exact"
+) -> dict[str, float | None]:
     """Scores of one normalised answer against the truth; ``None`` marks a score the answer cannot have.
 
     Parameters
@@ -68,15 +75,19 @@ def item_scores(kind: str, answer: Any, truth: Any, quantity: str | None = None)
     quantity : str, optional
         For numbers (required there): the quantity asked, a key of
         :data:`evaluators.answers.ranges.PLAUSIBLE`; a number outside its range is invalid.
+    level : str
+        For structures: the level the item is graded at (:mod:`evaluators.asking.grading`: ``exact``, or
+        ``stereo`` / ``tautomer`` where the name shown cannot say more).
 
     Returns
     -------
     dict
         ``valid`` (1.0 or 0.0) and the kind's scores: ``accuracy`` (invalid = 0.0), the Tanimoto and
-        formula similarities (``None`` when invalid); for yes/no also ``truth`` (1.0 or 0.0, the class
-        of :func:`balanced_accuracy`); for numbers ``abs_error`` (``None`` when invalid) and ``error``,
-        the error charged (``abs_error``, or :func:`~evaluators.answers.ranges.invalid_error` when
-        invalid).
+        formula similarities (``None`` when invalid); for structures also ``accuracy_lenient`` and the
+        ``wrong_<class>`` indicators (:func:`evaluators.asking.grading.grade`); for yes/no also ``truth``
+        (1.0 or 0.0, the class of :func:`balanced_accuracy`); for numbers ``abs_error`` (``None`` when
+        invalid) and ``error``, the error charged (``abs_error``, or
+        :func:`~evaluators.answers.ranges.invalid_error` when invalid).
 
     Examples
     --------
@@ -94,7 +105,10 @@ def item_scores(kind: str, answer: Any, truth: Any, quantity: str | None = None)
     valid = answer is not None
     out: dict[str, float | None] = {"valid": float(valid)}
     if kind in _STRUCTURE:
-        out["accuracy"] = float(valid and answer == truth)
+        graded = grade(answer, truth, level)
+        out["accuracy"] = float(graded.strict)
+        out["accuracy_lenient"] = float(graded.lenient)
+        out.update({f"wrong_{c}": float(graded.kind == c and not graded.strict) for c in WRONG})
         for fp in sim.FINGERPRINTS:
             out[f"tanimoto_{fp}"] = sim.tanimoto(answer, truth, fp) if valid else None
     elif kind == "formula":

@@ -128,6 +128,40 @@ def _protocol_section() -> list[str]:
     ]
 
 
+def _grading_section() -> list[str]:
+    """Return how structure answers are graded (strict, lenient, classes, truths a name cannot carry)."""
+    from evaluators.answers.match import CLASS_LABELS, LEVELS
+
+    levels = {
+        "exact": "RDKit canonical SMILES, stereo included",
+        "stereo": "canonical SMILES without stereo (and isotopes)",
+        "tautomer": "the standard InChIKey's first block (formula, connectivity, mobile H; protonation "
+                    "is its own layer), or RDKit's canonical tautomer for the same formula",
+    }  # fmt: skip
+    return [
+        "## Grading structure answers",
+        "",
+        "Every structure answer of the generative tracks (a SMILES, or a name read by OPSIN) is compared "
+        "with the truth at one of three levels, finest first:",
+        "",
+        table(["Level", "Two structures are the same when they have the same …"],
+              [[code(level), esc(levels[level])] for level in LEVELS]),  # fmt: skip
+        "",
+        "- **Strict accuracy** (the ranked one where a track ranks accuracy) is the `exact` match — except "
+        "where the molecule was shown as a *name* that cannot carry what the data set's SMILES says: a name "
+        "without the SMILES's stereo is graded at `stereo`, a name that writes another tautomer at "
+        "`tautomer` (the finest level at which OPSIN's reading of the name and the SMILES agree). A model "
+        "cannot be asked for stereo its question does not contain.",
+        "- **Lenient accuracy** is the `tautomer` match for every item, reported beside it.",
+        "- Items whose name OPSIN cannot read, or reads as another compound, **have no truth**: they are "
+        "left out of every score of the questions that show the name, and counted (`n_truth_excluded`).",
+        "- Every wrong answer gets one class: "
+        + "; ".join(f"{code(c)} = {esc(CLASS_LABELS[c])}" for c in CLASS_LABELS if c != "exact")
+        + ". The track pages and each model's page show the shares.",
+        "",
+    ]
+
+
 def _conformance_lines() -> list[str]:
     """Return the reader's share of its conformance corpus, measured while the page is built."""
     from evaluators.answers.conformance import conformance
@@ -217,6 +251,7 @@ def methodology_page(data: SiteData) -> str:
     for name in track_names():
         out += _track_section(name)
     out += _protocol_section()
+    out += _grading_section()
     out += [
         "## Datasets",
         "",

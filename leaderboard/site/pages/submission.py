@@ -25,6 +25,7 @@ from leaderboard.site.blocks import Figures, submission_link, track_link
 from leaderboard.site.extensions import extension
 from leaderboard.site.figures import scatter_trace
 from leaderboard.site.format import change, duration, fmt, metric_label, text, value_label
+from leaderboard.site.grading import grading_lines
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.pages.model_card import card_rows, provenance_section
 from leaderboard.site.pages.overview import OTHER_RULES, criterion_label
@@ -190,6 +191,7 @@ def _results(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) 
                             "([methodology](../methodology.md#seen-in-training)).", ""]  # fmt: skip
                 out += _headline_values(data, sub_id, name, dataset)
                 out += _headline_by_dimension(grp, name)
+                out += grading_lines(data, name, dataset, sub_id)
                 if ext.submission_sections is not None:
                     out += ext.submission_sections(data, sub_id, dataset, figures, explorer)
                 out += [all_numbers_html(grp, list(track(name).dimensions)), ""]

@@ -22,6 +22,7 @@ from leaderboard.markdown import NO_VALUE, cell, esc, link, table
 from leaderboard.site.blocks import Figures, seen_mark
 from leaderboard.site.extensions import extension
 from leaderboard.site.format import fmt, fmt_range, metric_label, value_label
+from leaderboard.site.grading import grading_lines
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import metric, ordered, track, track_names, value_sort_key
 
@@ -130,6 +131,7 @@ def track_page(data: SiteData, name: str, figures: Figures) -> str:
         out += _headline_section(data, name, dataset)
         if ext.track_sections is not None:
             out += ext.track_sections(data, dataset, figures)
+        out += grading_lines(data, name, dataset)
         out += metric_sections(data, name, dres)
     return "\n".join(out)
 
