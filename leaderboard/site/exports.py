@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from evaluators.schema import TableSpec
 from leaderboard.files import atomic_open, write_json
 from leaderboard.site.merge import Board
 from leaderboard.site.normalise import (
@@ -142,7 +143,22 @@ def write_board(board: Board, site_dir: Path, *, files: Collection[str] | None =
         write_json(data_dir / RETIRED_FILE, board.retired)
     for name, frame in board.tables.items():
         if wanted(specs[name][1].file):
-            write_csv(frame, data_dir / specs[name][1].file)
+            write_csv(_without_unused_added(frame, specs[name][1]), data_dir / specs[name][1].file)
+
+
+def _without_unused_added(frame: pd.DataFrame, spec: TableSpec) -> pd.DataFrame:
+    """Drop the columns a table gained later (``TableSpec.added``) that no row fills yet.
+
+    Rows of runs made before a column existed read it as ``''`` (:func:`read_table`); writing it back
+    empty would rewrite every committed file of the board on the first build after a track gains a
+    column, though no value changed. The column appears in the file with the first run that fills it.
+    """
+    unused = [
+        c
+        for c in spec.added
+        if c in frame.columns and c not in spec.numeric and not frame[c].astype(str).ne("").any()
+    ]
+    return frame.drop(columns=unused) if unused else frame
 
 
 def read_board(site_dir: Path) -> Board:

@@ -64,7 +64,7 @@ def test_the_protocol_is_part_of_every_generative_definition() -> None:
     for cls in (ConsistencyTrack, PromptRobustnessTrack, IdentityBlindedTrack):
         assert cls(TrackOptions()).definition()["protocol"] == protocol.definition()
     versions = (ConsistencyTrack.version, PromptRobustnessTrack.version, IdentityBlindedTrack.version)
-    assert versions == (5, 4, 5)
+    assert versions == (6, 5, 6)
 
 
 @pytest.mark.parametrize(
