@@ -376,7 +376,13 @@ def test_a_record_without_a_computable_truth_is_left_out_and_counted(tmp_path, m
     assert rows[("hydration_free_energy", "smiles", "t1", "n_items")] == 3
     assert rows[("hydration_free_energy", "iupac", "t1", "n_items")] == 2
     assert rows[("hydration_free_energy", "iupac", "t1", "n_truth_excluded")] == 1
-    assert not any(r["id"] == "bad" and r["task"] == "formula" for r in _table(out))
+    table = _table(out)
+    assert not any(r["id"] == "bad" and r["task"] == "formula" for r in table)
+    # The questions whose name cannot be verified stay in the table, marked and unscored.
+    kept = [r for r in table if r["id"] == "bad" and r["representation"] == "iupac"]
+    assert len(kept) == 6 and {(r["task"], r["level"], r["score"]) for r in kept} == {
+        ("hydration_free_energy", "excluded", "")
+    }
 
 
 # --------------------------------------------------------------------------------------------------------

@@ -274,8 +274,9 @@ class PromptRobustnessTrack(AskingTrack):
                 "`level` is what they are compared at (`exact`, or `stereo` / `tautomer` where the name "
                 "shown lacks the stereo or writes another tautomer of the data set's SMILES) and `class` how "
                 "the answer compares with the truth (`exact`, `stereo`, `tautomer`, `isomer`, `formula`, "
-                "`none`: wrong in that way). Items whose name shown cannot be verified as the compound are "
-                "left out and counted (`n_truth_excluded`)."
+                "`none`: wrong in that way). A question whose name shown cannot be verified as the compound "
+                "stays with `level` `excluded` and no score: left out of every metric and counted "
+                "(`n_truth_excluded`)."
             ),
             artifact=ANSWERS,
             added=("rule", "level", "class"),
@@ -365,8 +366,11 @@ class PromptRobustnessTrack(AskingTrack):
                     rules[q.request.id] = "out-of-range"
                 answers[q.request.id] = None
         rows = _rows(scored, scores, excluded)
-        truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in scored}
-        _write_answers(out_dir / ANSWERS, scored, texts, answers, truth_of, scores, rules, levels)
+        # The questions left out for want of a verifiable truth stay in the table (level ``excluded``, no
+        # score): what the model answered is kept, and a rerun never shrinks the record.
+        tabled = [q for q in questions if truths[(q.task.task, q.kind, q.item)] is not None]
+        truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in tabled}
+        _write_answers(out_dir / ANSWERS, tabled, texts, answers, truth_of, scores, rules, levels)
         counts = {**host_counts(result.counts, questions, texts, malformed, refused),
                   "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
@@ -443,16 +447,18 @@ def _write_answers(path: Path, questions, texts, answers, truths, scores, rules,
 
     def rows():
         for q in questions:
-            s = scores[q.request.id]
+            s = scores.get(q.request.id, {})
             score = s.get("error") if q.kind == "number" else s.get("accuracy")
+            level = levels[q.request.id] or "excluded"
             completion = texts.get(q.request.id)
             yield [
                 q.task.task, q.representation, q.template, q.item,
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 cell(answers[q.request.id])[:300], cell(truths[q.request.id])[:300], cell(score),
-                rules.get(q.request.id, "none"), levels[q.request.id] if q.kind in ("smiles", "name") else "",
+                rules.get(q.request.id, "none"),
+                level if q.kind in ("smiles", "name") or level == "excluded" else "",
                 next((c for c in WRONG if s.get(f"wrong_{c}")), "exact" if s.get("accuracy") else "")
-                if q.kind in ("smiles", "name") else "",
+                if q.kind in ("smiles", "name") and s else "",
             ]  # fmt: skip
 
     write_table(path, PromptRobustnessTrack.tables[0].columns, rows())
