@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from leaderboard.settings import Settings
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -49,6 +51,22 @@ def shared_data(state: Path) -> Path:
     data.mkdir(exist_ok=True)
     _link(state / "data", data)
     return state
+
+
+def data_mirror() -> Path | None:
+    """The local data mirror the product would use (``CHEMROBUST_DATA_DIR``; CI: ``../shared/data``), or None.
+
+    Tests that prepare data or evaluate pass it on, so that a set built from others (``edit-pairs`` from
+    ``bace``) is built from the mirror, not downloaded: without it the build needs a warm shared cache
+    that an earlier test happened to fill, and fails offline on a fresh machine.
+    """
+    mirror = os.environ.get("CHEMROBUST_DATA_DIR")
+    return Path(mirror).expanduser().resolve() if mirror else None
+
+
+def data_settings(state: Path) -> Settings:
+    """Settings with only the data mirror (:func:`data_mirror`) set, for an ``Evaluator`` of ``state``."""
+    return Settings(repo_root=REPO_ROOT, state_dir=state, data_mirror=data_mirror())
 
 
 def shared_state(state: Path) -> Path:

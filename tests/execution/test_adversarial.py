@@ -71,7 +71,7 @@ from tests.execution._adversarial_cases import (
     SUITE_LIMITS,
     Case,
 )
-from tests.execution._state import shared_state
+from tests.execution._state import data_mirror, data_settings, shared_state
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -149,7 +149,8 @@ def suite(docker_client, tmp_path_factory) -> Suite:
     # Files the host keeps beside (never inside) what it mounts; the host-path attack looks for them.
     for folder in (tmp, state, subs, state / "jobs"):
         (folder / f"{MARKER}-{folder.name}.txt").write_text(f"host-only file in {folder}\n")
-    data_dir = prepare_dataset(DATASET, state) / DATASET  # built once, before the digest is taken
+    # Built once, before the digest is taken.
+    data_dir = prepare_dataset(DATASET, state, mirror=data_mirror()) / DATASET
     data_before = _tree_digest(data_dir)
 
     mp = pytest.MonkeyPatch()
@@ -165,7 +166,7 @@ def suite(docker_client, tmp_path_factory) -> Suite:
         evaluator = Evaluator(
             ROOT, state, store, runner="docker", gpu="off", base_image=base,
             options=TrackOptions(limit=limit), submissions_dir=subs, log=lines.append, limits=limits,
-            endpoint_options={"adapter_options": {"backoff_s": 0.01}},
+            endpoint_options={"adapter_options": {"backoff_s": 0.01}}, settings=data_settings(state),
         )  # fmt: skip
         summary = evaluator.run(ids, [dataset])
         seconds[step] = round(time.perf_counter() - t0, 1)
@@ -446,7 +447,8 @@ def test_host_files_and_benchmark_data_are_unchanged(suite):
     for folder in (suite.tmp, suite.state, suite.tmp / "submissions", suite.state / "jobs"):
         marker = folder / f"{MARKER}-{folder.name}.txt"
         assert marker.read_text() == f"host-only file in {folder}\n"
-    assert _tree_digest(prepare_dataset(DATASET, suite.state) / DATASET) == suite.data_before
+    data_dir = prepare_dataset(DATASET, suite.state, mirror=data_mirror()) / DATASET
+    assert _tree_digest(data_dir) == suite.data_before
 
 
 def test_flood_keeps_a_capped_tail_and_host_memory_flat(suite):

@@ -60,7 +60,7 @@ from evaluators.schema import TrackOptions
 from leaderboard.data.prepare import prepare_dataset
 from leaderboard.execution.evaluate import Evaluator
 from leaderboard.store import ResultStore
-from tests.execution._state import REPO_ROOT, shared_data
+from tests.execution._state import REPO_ROOT, data_mirror, data_settings, shared_data
 from tests.execution._style_server import ANSWERERS, STYLES, OpsinMemo, Oracle, StyleServer
 
 LIMIT = 3
@@ -133,8 +133,9 @@ def _oracle(state: Path, memo: OpsinMemo) -> Oracle:
     from evaluators.notations.smiles import canonical_smiles
 
     quiet = lambda _line: None  # noqa: E731
-    molecules = load_records("pubchem-names", prepare_dataset("pubchem-names", state, log=quiet))
-    pairs = load_records("edit-pairs", prepare_dataset("edit-pairs", state, log=quiet))
+    mirror = data_mirror()
+    molecules, pairs = (load_records(name, prepare_dataset(name, state, mirror=mirror, log=quiet))
+                        for name in ("pubchem-names", "edit-pairs"))
     names_of = {canonical_smiles(r["smiles"]): r["iupac"] for r in molecules}
     measured: dict[tuple[str, str], float] = {}
     for r in pairs:
@@ -175,7 +176,7 @@ def evaluated(tmp_path_factory) -> dict[str, Any]:
         evaluator = Evaluator(
             REPO_ROOT, state, store, runner="in-process", options=TrackOptions(limit=LIMIT),
             submissions_dir=root / "submissions", log=lines.append,
-            endpoint_options={"adapter_options": {"backoff_s": 0.01}},
+            endpoint_options={"adapter_options": {"backoff_s": 0.01}}, settings=data_settings(state),
         )  # fmt: skip
         summary = evaluator.run(None, list(DATASETS))
     cells: dict[tuple[str, str], dict[tuple[str, ...], float]] = defaultdict(dict)
