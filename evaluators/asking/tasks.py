@@ -17,18 +17,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.notations.representations import get_representation
+
 __all__ = ["PAIRS", "REPRESENTATIONS", "TASKS", "Task", "applicable", "input_structures", "truth"]
 
 REPRESENTATIONS = ("smiles", "iupac", "randomized")
 #: Pairs of representations whose answers are compared, as ``a-b``.
 PAIRS = ("smiles-iupac", "smiles-randomized")
 
-#: How a molecule is introduced in each representation (the rest of a question is word for word the same).
-_MOLECULE = {
-    "smiles": "the molecule with the SMILES {text}",
-    "iupac": "the molecule named {text}",
-    "randomized": "the molecule with the SMILES {text}",
-}
+#: How a molecule is introduced in each representation (the rest of a question is word for word the same):
+#: the notation's own phrase (:mod:`evaluators.notations.representations`).
+_MOLECULE = {name: get_representation(name).phrase for name in REPRESENTATIONS}
 #: How reactants are introduced (forward reaction prediction, the paper's wording).
 _REACTANTS = {
     "smiles": "the SMILES strings of the reactants and reagents, {text},",

@@ -63,7 +63,7 @@ from evaluators.asking.tasks import (
 )
 from evaluators.metrics import register_metric
 from evaluators.notations.augmentations import get_augmentation
-from evaluators.notations.smiles import canonical_smiles
+from evaluators.notations.representations import NotWritable, get_representation
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS
 from evaluators.tracks.consistency import metrics as cm
@@ -209,12 +209,11 @@ class ConsistencyTrack(AskingTrack):
 
         Keys: ``task|representation|record id``.
         """
-        randomizer = get_augmentation("random_order", self.options.seed)
         out = []
         for task in applicable(list(records)):
             for representation in REPRESENTATIONS:
                 for record in records:
-                    text = _written(task, representation, record, randomizer)
+                    text = _written(task, representation, record, self.options.seed)
                     budget, stop = self.decoding(task.max_new_tokens)
                     request = GenerationRequest(
                         id=f"{task.name}|{representation}|{record['id']}",
@@ -268,21 +267,28 @@ def plausible_width(quantity: str) -> float:
     return high - low
 
 
-def _written(task: Task, representation: str, record: dict[str, str], randomizer) -> str:
-    """Write the molecule (or the reactants) of ``record`` in ``representation``."""
+def _written(task: Task, representation: str, record: dict[str, str], seed: int) -> str:
+    """Write the molecule (or the reactants) of ``record`` in ``representation``.
+
+    Names are the data set's own; SMILES are written component by component by the notation
+    (:mod:`evaluators.notations.representations`), a randomized component that cannot be drawn falls back to
+    the canonical SMILES, and an unparsable one stays as written: the model sees what the data set holds.
+    """
     if representation == "iupac":
         return record["reactants_iupac" if task.reactions else "iupac"]
     source = record["reactants_smiles" if task.reactions else "smiles"]
     parts = source.split(".") if task.reactions else [source]
+    writers = [get_representation(name, seed) for name in dict.fromkeys((representation, "smiles"))]
     written = []
     for k, part in enumerate(parts):
-        canonical = canonical_smiles(part) or part
-        if representation == "randomized":
-            pair = randomizer.apply(f"{record['id']}:{k}", part, canonical)
-            # An unparsable component stays as written: the model sees what the data set holds.
-            if pair.augmented is not None and pair.status != "excluded":
-                canonical = pair.augmented
-        written.append(canonical)
+        for writer in writers:
+            try:
+                written.append(writer.write(part, key=f"{record['id']}:{k}"))
+                break
+            except NotWritable:
+                continue
+        else:
+            written.append(part)
     return ".".join(written)
 
 
