@@ -104,12 +104,15 @@ def paired_difference(
     if not np.isin(x, (0.0, 1.0)).all() or not np.isin(y, (0.0, 1.0)).all():
         raise ValueError("paired_difference: scores must be 0 or 1")
     n = len(x)
-    draws = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-    diffs = (y - x)[draws].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(diffs, [tail, 1.0 - tail])
     only_a = int(((x == 1) & (y == 0)).sum())
     only_b = int(((x == 0) & (y == 1)).sum())
+    tail = (1.0 - level) / 2.0
+    if only_a + only_b == 0:
+        low = high = 0.0  # every item scores the same for both: every resample's difference is 0
+    else:
+        draws = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+        diffs = (y - x)[draws].mean(axis=1)
+        low, high = np.quantile(diffs, [tail, 1.0 - tail])
     from scipy.stats import binomtest
 
     discordant = only_a + only_b

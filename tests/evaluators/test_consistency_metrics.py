@@ -180,3 +180,26 @@ def test_kappa_is_bounded_and_its_terms_average_to_it(pairs) -> None:
     k = cm.kappa_consistency(a, b)
     assert -1.0 <= k <= 1.0
     assert np.mean(cm.kappa_terms(a, b)) == pytest.approx(k)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(*[st.sampled_from([None, "a", "b", "c", 1, 2])] * 2), min_size=1, max_size=12),
+    st.integers(0, 2**32 - 1),
+)  # fmt: skip
+def test_kappa_of_resamples_is_kappa_of_each_resample(items, seed) -> None:
+    """The vectorised bootstrap κ against the plain one, resample by resample (brute force)."""
+    a, b = [x for x, _ in items], [y for _, y in items]
+    picks = np.random.default_rng(seed).integers(0, len(a), (25, len(a)))
+    got = cm.kappa_resampled(a, b, picks)
+    want = [cm.kappa_consistency([a[i] for i in p], [b[i] for i in p]) for p in picks]
+    assert np.allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_kappa_of_resamples_covers_the_degenerate_answerers() -> None:
+    whole = np.arange(4)[None, :]
+    assert cm.kappa_resampled(["yes"] * 4, ["yes"] * 4, whole).tolist() == [0.0]  # constant
+    assert cm.kappa_resampled([None] * 4, [None] * 4, whole).tolist() == [-1.0]  # abstaining
+    assert cm.kappa_resampled(["C", None, "C", None], ["C", None, "C", None], whole).tolist() == [-0.5]
+    with pytest.raises(ValueError, match="same items"):
+        cm.kappa_resampled(["a"], [], whole)

@@ -6,12 +6,12 @@ from types import SimpleNamespace
 
 import pandas as pd
 
-from evaluators.tracks.consistency.metrics import kappa_consistency
+from evaluators.tracks.consistency.metrics import kappa_consistency, kappa_resampled
 from leaderboard.site.extensions import consistency_finding
 
 
 def finding_lines(data, dataset: str) -> list[str]:
-    return consistency_finding.finding_lines(data, dataset, kappa=kappa_consistency)
+    return consistency_finding.finding_lines(data, dataset, kappa=kappa_resampled)
 
 
 def _answers(sub: str, task: str, smiles: list[str], iupac: list[str], truth: list[str]) -> list[dict]:
@@ -25,7 +25,10 @@ def _answers(sub: str, task: str, smiles: list[str], iupac: list[str], truth: li
 
 
 def _data(rows: list[dict]) -> SimpleNamespace:
-    return SimpleNamespace(tables={"answers": pd.DataFrame(rows)}, name=lambda s: s.upper())
+    frame = pd.DataFrame(rows)
+    for column in frame.columns:  # as the site reads the exported table: text columns categorical, "" kept
+        frame[column] = frame[column].astype(str).astype("category")
+    return SimpleNamespace(tables={"answers": frame}, name=lambda s: s.upper())
 
 
 def test_the_kl_model_that_agrees_with_itself_but_is_no_more_right_is_called_so() -> None:
@@ -79,3 +82,16 @@ def test_nothing_is_said_without_both_references() -> None:
     rows = _answers("chem-t5-ce", "formula", ["C2H6O"], ["C2H6O"], ["C2H6O"])
     assert finding_lines(_data(rows), "d") == []
     assert finding_lines(_data(rows), "other") == []
+
+
+def test_no_answer_is_missing_as_in_the_ranked_criterion() -> None:
+    """An empty answer is no answer (None), not one more answer: the page's κ is the ranked one."""
+    truth = ["C2H6O", "CH4O", "C3H8O", "C2H4O"] * 10
+    smiles = [t if i % 3 else "" for i, t in enumerate(truth)]
+    iupac = [t if i % 5 else "" for i, t in enumerate(truth)]
+    ce = _answers("chem-t5-ce", "formula", smiles, iupac, truth)
+    kl = _answers("chem-t5-kl", "formula", [""] * len(truth), [""] * len(truth), truth)
+    text = "\n".join(finding_lines(_data(ce + kl), "d"))
+    want = kappa_consistency([x or None for x in smiles], [x or None for x in iupac])
+    assert f"| formula | κ consistency SMILES ↔ IUPAC (ranked) | {want:.3f} | -1.000 |" in text
+    assert round(want, 3) == 0.366  # counting "" as one more answer (never agreeing) gives 0.401 here

@@ -70,7 +70,7 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     values = _values(rows)
     subs = data.order({str(s) for s in rows["submission"].unique()})
     tasks = [t for t in track(TRACK).dimension("task").values if t in set(rows["task"])]
-    out = finding_lines(data, dataset, kappa=cm.kappa_consistency)
+    out = finding_lines(data, dataset, kappa=cm.kappa_resampled)
     out += ["### Consistency by task", ""]
     for task in tasks:
         out += [f"#### {esc(_label('task', task))}", ""]
@@ -184,9 +184,9 @@ def submission_sections(
             continue
         left, right = by_rep["smiles"], by_rep["iupac"]
         common = left.index.intersection(right.index)
-        differ = [
-            i for i in common if left.at[i, "answer"] != right.at[i, "answer"] or not left.at[i, "answer"]
-        ]
+        # Aligned arrays, not a lookup per item: this ran for every model page and data set.
+        mine_, theirs = (side.loc[common, "answer"].astype(str).to_numpy() for side in (left, right))
+        differ = list(common[(mine_ != theirs) | (mine_ == "")])
         if not differ:
             out += [f"**{esc(_label('task', str(task)))}**: every item answered the same way.", ""]
             continue
@@ -262,10 +262,11 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
             if a_rep not in by_rep or b_rep not in by_rep:
                 continue
             ids = by_rep[a_rep].index.intersection(by_rep[b_rep].index)
-            a = [_answer_or_none(by_rep[a_rep][i]) for i in ids]
-            b = [_answer_or_none(by_rep[b_rep][i]) for i in ids]
+            a = [_answer_or_none(x) for x in by_rep[a_rep].loc[ids]]
+            b = [_answer_or_none(x) for x in by_rep[b_rep].loc[ids]]
             if str(task) in structural:  # compared at the layers both inputs carry, as the track does
-                levels = [coarsest([level_of[a_rep][i], level_of[b_rep][i]]) for i in ids]
+                sides = zip(level_of[a_rep].loc[ids], level_of[b_rep].loc[ids], strict=True)
+                levels = [coarsest([x, y]) for x, y in sides]
                 b = align(a, b, levels)
             if numeric:
                 values = cm.numeric_agreement_terms(_numbers(a), _numbers(b), plausible_width(str(task)))

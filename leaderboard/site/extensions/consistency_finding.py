@@ -39,9 +39,10 @@ N_BOOT = 10000
 #: Replicates of the κ bootstrap (κ is recomputed per replicate: costlier than a mean).
 N_BOOT_KAPPA = 2000
 SEED = 0
-#: The track's κ consistency ``(a, b) -> float``, handed in by the track's extension (the one host module
-#: that may import the track package: ``tests/test_layering.py``).
-Kappa = Callable[[Sequence[Hashable | None], Sequence[Hashable | None]], float]
+#: The track's κ of bootstrap resamples ``(a, b, picks) -> array``
+#: (:func:`evaluators.tracks.consistency.metrics.kappa_resampled`), handed in by the track's extension (the
+#: one host module that may import the track package: ``tests/test_layering.py``).
+Kappa = Callable[[Sequence[Hashable | None], Sequence[Hashable | None], np.ndarray], np.ndarray]
 SUBMISSIONS = Path(__file__).resolve().parents[3] / "submissions"
 
 
@@ -64,18 +65,17 @@ def kappa_difference(
     """κ of both models on their shared items, the difference with a paired bootstrap 95 % interval, verdict.
 
     Returns ``(κ_base, κ_other, low, high, verdict)``; the verdict is ``higher``/``lower`` when the interval
-    excludes 0, else ``same``. ``kappa`` is the track's κ (:data:`Kappa`).
+    excludes 0, else ``same``. ``kappa`` is the track's κ of resamples (:data:`Kappa`).
     """
     ids = base.index.intersection(other.index)
     a_base, b_base = list(base.loc[ids, "a"]), list(base.loc[ids, "b"])
     a_other, b_other = list(other.loc[ids, "a"]), list(other.loc[ids, "b"])
-    k_base, k_other = kappa(a_base, b_base), kappa(a_other, b_other)
+    whole = np.arange(len(ids))[None, :]
+    k_base, k_other = float(kappa(a_base, b_base, whole)[0]), float(kappa(a_other, b_other, whole)[0])
     rng = np.random.default_rng(SEED)
-    diffs = []
-    for _ in range(N_BOOT_KAPPA):
-        pick = rng.integers(0, len(ids), len(ids))
-        k_a = kappa([a_other[i] for i in pick], [b_other[i] for i in pick])
-        diffs.append(k_a - kappa([a_base[i] for i in pick], [b_base[i] for i in pick]))
+    # Drawn one resample at a time, as before, so that the intervals stay those already published.
+    picks = np.stack([rng.integers(0, len(ids), len(ids)) for _ in range(N_BOOT_KAPPA)])
+    diffs = kappa(a_other, b_other, picks) - kappa(a_base, b_base, picks)
     low, high = (float(q) for q in np.quantile(diffs, [0.025, 0.975]))
     verdict = "higher" if low > 0 else "lower" if high < 0 else "same"
     return k_base, k_other, low, high, verdict
@@ -94,8 +94,13 @@ def _scores(answers: pd.DataFrame, sub: str, task: str) -> pd.DataFrame | None:
     if ids.empty:
         return None
     a, b = wide["smiles"].loc[ids, "answer"], wide["iupac"].loc[ids, "answer"]
+    # No answer is None, as the track scores it: the exported table reads an empty answer back as NaN,
+    # which κ would count as one more answer (never agreeing, but weighing in its chance).
+    def answered(side: pd.Series) -> pd.Series:
+        return pd.Series([x if isinstance(x, str) and x else None for x in side], index=ids, dtype=object)
+
     return pd.DataFrame({
-        "a": a.where(a != "", None), "b": b.where(b != "", None),
+        "a": answered(a), "b": answered(b),
         "consistency": ((a != "") & (a == b)).astype(float),
         "acc_smiles": (wide["smiles"].loc[ids, "correct"] == "1").astype(float),
         "acc_iupac": (wide["iupac"].loc[ids, "correct"] == "1").astype(float),
