@@ -72,6 +72,10 @@ def draw_svg(smiles: str) -> str | None:
     mol = Chem.MolFromSmiles(smiles) if smiles else None
     if mol is None:
         return None
+    # RDKit's layout engine is a process-wide switch that other code may flip: pin the default layout for
+    # this drawing so that the same string always gives the same SVG.
+    preferred = rdDepictor.GetPreferCoordGen()
+    rdDepictor.SetPreferCoordGen(False)
     try:
         rdDepictor.Compute2DCoords(mol)
         drawer = rdMolDraw2D.MolDraw2DSVG(*DRAWING_SIZE)
@@ -79,6 +83,8 @@ def draw_svg(smiles: str) -> str | None:
         drawer.FinishDrawing()
     except (RuntimeError, ValueError):  # RDKit raises these on molecules it cannot lay out or kekulize
         return None
+    finally:
+        rdDepictor.SetPreferCoordGen(preferred)
     return drawer.GetDrawingText()
 
 

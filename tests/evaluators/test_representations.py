@@ -131,6 +131,24 @@ def test_the_image_is_a_fixed_size_png_of_the_molecule_with_a_stable_hash() -> N
         rep.write("C1CC")
 
 
+def test_drawing_an_image_leaves_the_site_drawings_and_the_layout_switch_as_they_were() -> None:
+    # CoordGen is a process-wide RDKit switch: an image question drawn in the same process (as the suite
+    # does) once flipped it, and the site's committed molecule SVGs came out with another layout.
+    from rdkit.Chem import rdDepictor
+
+    from leaderboard.site.molecules import draw_svg
+
+    before = draw_svg("CCCCCO")
+    switch = rdDepictor.GetPreferCoordGen()
+    get_representation("image").write("CCCCCO")
+    assert rdDepictor.GetPreferCoordGen() == switch
+    rdDepictor.SetPreferCoordGen(not switch)
+    try:
+        assert draw_svg("CCCCCO") == before  # the site pins its layout whatever the switch says
+    finally:
+        rdDepictor.SetPreferCoordGen(switch)
+
+
 def test_randomized_writing_is_seeded_per_molecule_and_is_the_augmentation() -> None:
     from evaluators.notations.augmentations import get_augmentation
 

@@ -31,8 +31,14 @@ def png(smiles: str, size: int = SIZE) -> bytes:
         mol = parse_smiles(canonical_smiles(smiles) or smiles)
     except InvalidSmilesError as exc:
         raise NotWritable(str(exc)) from None
+    # CoordGen is a process-wide RDKit switch: set it for this layout only, so that other drawings in the
+    # process (the site's molecule SVGs) keep the layout they were committed with.
+    preferred = rdDepictor.GetPreferCoordGen()
     rdDepictor.SetPreferCoordGen(True)
-    rdDepictor.Compute2DCoords(mol)
+    try:
+        rdDepictor.Compute2DCoords(mol)
+    finally:
+        rdDepictor.SetPreferCoordGen(preferred)
     drawer = rdMolDraw2D.MolDraw2DCairo(size, size)
     drawer.drawOptions().clearBackground = True
     rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol)
