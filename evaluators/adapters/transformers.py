@@ -38,6 +38,7 @@ from evaluators.adapters import (
     length_bucketed_batches,
     stop_index,
 )
+from evaluators.adapters.greedy import StopWatch, greedy_tokens, lean_greedy_unsupported
 
 POOLINGS = ("mean", "cls", "last_token", "mean_no_special")
 
@@ -103,6 +104,12 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
                 f"architecture 'encoder-decoder' declared, but {type(model).__name__} has no encoder"
             )
         model = model.to(self.device).eval()
+        #: Why greedy batches go through ``generate`` rather than the lean loop (``None``: they do not).
+        self.lean_unsupported = (
+            lean_greedy_unsupported(self.generator, remote_code=config.trust_remote_code)
+            if self.generator is not None
+            else "no generator"
+        )
         self.capabilities = frozenset({"embed", "generate"} if self.generator is not None else {"embed"})
         if self.vocab_tokenizer is not None:  # a SMILES pre-tokenizer splits SMILES, never a prompt
             self.capabilities = frozenset({"embed"})
@@ -276,6 +283,26 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         for r in requests:
             if r.max_new_tokens < 1 or r.temperature < 0:
                 raise ValueError(f"request {r.id!r}: needs max_new_tokens >= 1 and temperature >= 0")
+        batches, prompts = self.plan(requests)
+        out: list[Completion | None] = [None] * len(requests)
+        done = 0
+        with self._torch.inference_mode():
+            for batch in batches:
+                self.report("generate", done, len(requests))
+                answers = self._generate_batch([requests[i] for i in batch], [prompts[i] for i in batch])
+                for i, answer in zip(batch, answers, strict=True):
+                    out[i] = answer
+                done += len(batch)
+        self.report("generate", done, len(requests))
+        return out
+
+    def plan(self, requests: Sequence[GenerationRequest]) -> tuple[list[list[int]], list[list[int]]]:
+        """Return how :meth:`generate` decodes ``requests``: its batches (request indices) and prompt ids.
+
+        Requests that share their decoding options are batched by prompt length (``batch_size`` each);
+        a sampled request is a batch of its own, so that its seed alone decides its sample. Public so that
+        ``nox -s bench-generation`` times its floor on exactly these batches.
+        """
         texts = [self._render(r.prompt) for r in requests]
         prompts = self._prompt_ids(texts)
         groups: dict[tuple[int, float, tuple[str, ...]], list[int]] = {}
@@ -288,17 +315,23 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
             else:
                 buckets = length_bucketed_batches([texts[i] for i in members], self.config.batch_size)
                 batches.extend([members[j] for j in bucket] for bucket in buckets)
-        out: list[Completion | None] = [None] * len(requests)
-        done = 0
-        with self._torch.inference_mode():
-            for batch in batches:
-                self.report("generate", done, len(requests))
-                answers = self._generate_batch([requests[i] for i in batch], [prompts[i] for i in batch])
-                for i, answer in zip(batch, answers, strict=True):
-                    out[i] = answer
-                done += len(batch)
-        self.report("generate", done, len(requests))
-        return out
+        return batches, prompts
+
+    def padded(self, prompts: Sequence[Sequence[int]]):
+        """Return ``(input_ids, attention_mask)`` of one batch on the model's device.
+
+        Decoders pad on the left, so that every row's next token follows its own last prompt token;
+        encoder-decoders on the right.
+        """
+        torch = self._torch
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), self._pad_id(), dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, ids in enumerate(prompts):
+            cols = slice(0, len(ids)) if self.seq2seq else slice(width - len(ids), width)
+            input_ids[row, cols] = torch.tensor(ids, dtype=torch.long)
+            mask[row, cols] = 1
+        return input_ids.to(self.device), mask.to(self.device)
 
     def _render(self, prompt: str) -> str:
         """Return the text the tokenizer sees: prefix, then the chat template when the manifest asks."""
@@ -362,18 +395,35 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
     def _generate_batch(
         self, requests: list[GenerationRequest], prompts: list[list[int]]
     ) -> list[Completion]:
-        """One ``generate`` call for requests that share their decoding options."""
-        torch = self._torch
+        """Complete one batch of requests that share their decoding options.
+
+        Greedy batches run the lean loop (:mod:`evaluators.adapters.greedy`, the same tokens as ``generate``
+        with less around them) unless the model's generation settings need ``generate``.
+        """
         first = requests[0]
         pad, eos = self._pad_id(), self._eos_ids()
-        width = max(len(p) for p in prompts)
-        input_ids = torch.full((len(prompts), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(prompts), width), dtype=torch.long)
-        for row, ids in enumerate(prompts):
-            # Decoders pad on the left so that every row's next token follows its own last prompt token.
-            cols = slice(0, len(ids)) if self.seq2seq else slice(width - len(ids), width)
-            input_ids[row, cols] = torch.tensor(ids, dtype=torch.long)
-            mask[row, cols] = 1
+        input_ids, mask = self.padded(prompts)
+        new = self._decode(input_ids, mask, first, pad, eos)
+        return [
+            self._finish(r, tokens, len(p), pad, eos)
+            for r, tokens, p in zip(requests, new, prompts, strict=True)
+        ]
+
+    def _decode(self, input_ids, mask, first: GenerationRequest, pad: int, eos: set[int]) -> list[list[int]]:
+        """Each row's new tokens: the lean greedy loop where it matches ``generate``, else ``generate``."""
+        stops = [s for s in first.stop if s]  # an empty string would stop generation at once
+        if first.temperature > 0 or self.lean_unsupported is not None:
+            return self._library_generate(input_ids, mask, first, pad, eos, stops)
+        watch = None
+        if stops:
+            watch = StopWatch(self.tokenizer, stops, lambda text: stop_index(text, stops) is not None)
+        return greedy_tokens(self.generator, input_ids, mask, max_new_tokens=first.max_new_tokens, eos=eos,
+                             watch=watch)  # fmt: skip
+
+    def _library_generate(
+        self, input_ids, mask, first: GenerationRequest, pad: int, eos: set[int], stops: list[str]
+    ) -> list[list[int]]:
+        """Each row's new tokens from ``model.generate`` (sampling, or settings the lean loop lacks)."""
         kwargs: dict[str, Any] = {
             "max_new_tokens": first.max_new_tokens,
             "num_beams": 1,
@@ -383,26 +433,19 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         }
         if first.temperature > 0:
             kwargs.update(do_sample=True, temperature=float(first.temperature), top_k=0, top_p=1.0)
-            torch.manual_seed(first.seed)  # one request per batch: its seed alone decides the sample
+            self._torch.manual_seed(first.seed)  # one request per batch: its seed alone decides the sample
         else:
             kwargs["do_sample"] = False
         # Encoder-decoder outputs start with the decoder start token; decoder outputs repeat the prompt.
-        start = 1 if self.seq2seq else width
-        stops = [s for s in first.stop if s]  # an empty string would stop generation at once
+        start = 1 if self.seq2seq else input_ids.shape[1]
         if stops:
             from transformers import StoppingCriteriaList
 
             # Only saves the steps after a stop string; the cut of the decoded text below defines the
             # result. Not transformers' stop_strings: it also matches across the end of the prompt.
             kwargs["stopping_criteria"] = StoppingCriteriaList([_StopAtStrings(self.tokenizer, start, stops)])
-        sequences = self.generator.generate(
-            input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device), **kwargs
-        )
-        new = sequences[:, start:].tolist()
-        return [
-            self._finish(r, tokens, len(p), pad, eos)
-            for r, tokens, p in zip(requests, new, prompts, strict=True)
-        ]
+        sequences = self.generator.generate(input_ids=input_ids, attention_mask=mask, **kwargs)
+        return sequences[:, start:].tolist()
 
     def _finish(
         self, request: GenerationRequest, tokens: list[int], n_prompt: int, pad: int, eos: set[int]

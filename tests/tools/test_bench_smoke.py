@@ -19,3 +19,14 @@ def test_the_ranking_bench_runs_on_a_few_systems(capsys) -> None:
     assert status in (0, 1)  # 1 only when over its time target: not a failure of the code
     out = capsys.readouterr().out
     assert "items" in out
+
+
+def test_the_generation_bench_runs_on_the_reference_and_a_decoder(capsys) -> None:
+    from leaderboard.tools import bench_generation
+
+    tiny = ["--decoder-width", "32", "--decoder-layers", "1"]
+    argv = ["--items", "1", "--repeat", "1", "--batch-size", "4", *tiny]
+    assert bench_generation.main(argv) == 0
+    out = capsys.readouterr().out
+    for line in ("chem-t5-ce", "random GPT-2", "floor", "T3 run via generate", "T4 run (one stream)"):
+        assert line in out
