@@ -19,6 +19,7 @@ through :func:`leaderboard.text.printable` first: one line, no terminal escapes.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 import time
@@ -402,17 +403,34 @@ def _evaluate(args: argparse.Namespace) -> int:
     if changes is not None:
         path = _write_pr_summary(state_dir, changes, summary.failed + summary.invalid)
         _say(f"pull-request summary: {path}")
+    status = 1 if (summary.failed or summary.invalid) else 0
     if not args.no_site:
         t0 = time.perf_counter()
         from leaderboard.site.publish import ShrinkError
 
         try:
-            _site(state_dir, allow_shrink=args.allow_shrink)
+            with summary.phases.timed("site", "merge into site/data/, pages, public/"):
+                _site(state_dir, allow_shrink=args.allow_shrink)
         except ShrinkError as exc:  # the runs are in MLflow; the committed board is untouched
             print(f"error: {exc}", file=sys.stderr)
-            return 1
-        print(f"site: {time.perf_counter() - t0:.1f} s")
-    return 1 if (summary.failed or summary.invalid) else 0
+            status = 1
+        else:
+            print(f"site: {time.perf_counter() - t0:.1f} s")
+    _print_phases(summary.phases)
+    return status
+
+
+def _print_phases(phases) -> None:
+    """Print where the evaluation's time went (issue 36), with ``nox``'s environment install when it says."""
+    environment = os.environ.get("CHEMROBUST_ENVIRONMENT_SECONDS", "")
+    try:
+        seconds = float(environment)
+    except ValueError:
+        seconds = -1.0
+    if seconds >= 0:
+        phases.add("environment", "nox session (leaderboard/requirements.lock)", seconds)
+    for line in phases.table():
+        _say(line)
 
 
 #: A Sphinx role (``:mod:`x```, ``:func:`~a.b```) and an inline literal (````x````) of reStructuredText.

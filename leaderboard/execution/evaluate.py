@@ -44,6 +44,7 @@ from leaderboard.execution.job_inputs import (
 )
 from leaderboard.execution.limits import ScoringLimitError, ScoringLimits, call_limited
 from leaderboard.execution.outfs import unmount_below
+from leaderboard.execution.phases import Phases
 from leaderboard.execution.progress import ProgressDisplay
 from leaderboard.execution.results import ResultError, ignored_outputs, read_result
 from leaderboard.execution.sandbox import Runner, SandboxLimits, hardware_info, printable
@@ -77,6 +78,8 @@ class Summary:
     preview : str
         The options that make these runs previews (:meth:`evaluators.schema.TrackOptions.preview`, e.g.
         ``--limit 3``); empty when they are board runs.
+    phases : Phases
+        Where the time went (base image, wheelhouse, image builds, data sets, weights, jobs).
     """
 
     reused: int = 0
@@ -86,6 +89,7 @@ class Summary:
     runner: str = ""
     seconds: float = 0.0
     preview: str = ""
+    phases: Phases = field(default_factory=Phases)
 
     def line(self) -> str:
         """One-line summary for the terminal; says when the runs are previews the board will not take.
@@ -260,6 +264,7 @@ class Evaluator:
         self.hardware = hardware_info()
         self.commit = git_commit(self.repo_root)
         self._base: str | None = None
+        self.phases = Phases()
 
     def resolved_base_image(self) -> str:
         """Return the base image actually used (the configured one, or the registry-free fallback)."""
@@ -269,7 +274,8 @@ class Evaluator:
             else:
                 from leaderboard.execution.images import ensure_base_image
 
-                self._base = ensure_base_image(self.client, self.base_image, self.repo_root, log=self.log)
+                with self.phases.timed("base image", self.base_image):
+                    self._base = ensure_base_image(self.client, self.base_image, self.repo_root, log=self.log)
         return self._base
 
     def plan(
@@ -316,7 +322,7 @@ class Evaluator:
     def run(self, submission_ids: list[str] | None, datasets: list[str]) -> Summary:
         """Evaluate the chosen submissions (all when ``None``) on ``datasets`` here, one job after another."""
         started = time.perf_counter()
-        summary = Summary(runner=self.runner_name, preview=self.options.preview())
+        summary = Summary(runner=self.runner_name, preview=self.options.preview(), phases=self.phases)
         jobs = self.plan(submission_ids, datasets, summary)
         with evaluation_lock(self.state_dir):
             orphans = self.sandbox.remove_orphans() if self.client is not None else 0
@@ -338,7 +344,8 @@ class Evaluator:
         """
         sub, folder, track, dataset = job.submission, job.folder, job.track, job.dataset
         try:
-            status = self._one(sub, folder, track, dataset, label)
+            with self.phases.timed("job", job.label):
+                status = self._one(sub, folder, track, dataset, label)
         except (DataError, WeightsError, ImageBuildError, OSError, ValueError, RuntimeError) as exc:
             if isinstance(exc, ImageBuildError):
                 reason = printable(f"image build failed: {_build_cause(exc)}")[:1000]
@@ -389,7 +396,9 @@ class Evaluator:
         The key is what makes a result reusable and what every executor names its work by: two writers with
         the same key compute the same result.
         """
-        data_root = prepare_dataset(dataset, self.state_dir, mirror=self.settings.data_mirror, log=self.log)
+        with self.phases.timed("data set", dataset):
+            data_root = prepare_dataset(dataset, self.state_dir, mirror=self.settings.data_mirror,
+                                        log=self.log)  # fmt: skip
         data_hash = dataset_hash(dataset, data_root)
         version = benchmark_version(track, self.options, data_hash)
         # An API submission has no image, weights or code: the host runs the track and calls the API.
@@ -433,26 +442,19 @@ class Evaluator:
             self.log(f"{label}: up to date (MLflow run reused, no model work)")
             return "reused"
         self.log(f"{label}: evaluating")
-        weights = fetch_weights(
-            sub,
-            folder,
-            self.state_dir,
-            allow_pickle=sub.id in self.settings.allow_pickle,
-            hf_endpoint=self.settings.hf_endpoint,
-        )
+        with self.phases.timed("weights", sub.id):
+            pickle = sub.id in self.settings.allow_pickle
+            weights = fetch_weights(sub, folder, self.state_dir, allow_pickle=pickle,
+                                    hf_endpoint=self.settings.hf_endpoint)  # fmt: skip
         image_id = ""
         if self.client is not None and not endpoint:
             from leaderboard.execution.images import ensure_image
 
             # Jobs of one state folder running at once (Slurm) share its wheelhouse: one build at a time.
-            with file_lock(self.state_dir / "locks" / "image-build.lock"):
-                built = ensure_image(
-                    self.client,
-                    spec,
-                    repo_root=self.repo_root,
-                    state_dir=self.state_dir,
-                    log=self._build_log,
-                )
+            lock = file_lock(self.state_dir / "locks" / "image-build.lock")
+            with lock, self.phases.timed("image build", sub.id):
+                built = ensure_image(self.client, spec, repo_root=self.repo_root, state_dir=self.state_dir,
+                                     log=self._build_log, timed=self.phases.timed)  # fmt: skip
             image_id = built.image_id
         tags = {
             **key_fields,

@@ -31,7 +31,8 @@ import subprocess
 import tempfile
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -429,6 +430,11 @@ def _stream_build(
     return error
 
 
+def _untimed(kind: str, label: str = "") -> AbstractContextManager:
+    """No phase clock: time nothing."""
+    return nullcontext()
+
+
 def ensure_image(
     client: docker.DockerClient,
     spec: ImageSpec,
@@ -436,6 +442,7 @@ def ensure_image(
     repo_root: Path = REPO_ROOT,
     state_dir: Path,
     log: Log = print,
+    timed: Callable[..., AbstractContextManager] | None = None,
 ) -> BuiltImage:
     """Return the submission's image, building it if its content-addressed tag is not present.
 
@@ -451,6 +458,8 @@ def ensure_image(
         Local state folder for wheelhouses and temporary build contexts.
     log : callable, optional
         Receives build progress lines.
+    timed : callable, optional
+        :meth:`leaderboard.execution.phases.Phases.timed`: the wheelhouse is timed as its own phase.
 
     Returns
     -------
@@ -480,10 +489,11 @@ def ensure_image(
             "call leaderboard.execution.images.ensure_base_image first",
         )
     try:
-        wheelhouse = ensure_wheelhouse(spec.torch_variant, state_dir, repo_root=repo_root, log=log)
-        extra = ensure_extra_wheelhouse(
-            spec.extra_requirements, state_dir, variant=spec.torch_variant, repo_root=repo_root, log=log
-        )
+        with (timed or _untimed)("wheelhouse", spec.torch_variant):
+            wheelhouse = ensure_wheelhouse(spec.torch_variant, state_dir, repo_root=repo_root, log=log)
+            extra = ensure_extra_wheelhouse(
+                spec.extra_requirements, state_dir, variant=spec.torch_variant, repo_root=repo_root, log=log
+            )
     except WheelhouseError as exc:
         raise ImageBuildError(
             spec.submission_id, f"cannot prepare the wheels: {exc.summary}", exc.output
