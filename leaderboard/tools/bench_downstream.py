@@ -33,6 +33,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--submission", default="minilm-l6-text")
     parser.add_argument("--dataset", default="esol")
     parser.add_argument("--skip-amore", action="store_true", help="do not time the T1 run for comparison")
+    parser.add_argument("--limit", type=int, help="first N molecules only (a smoke run; figures are noise)")
+    parser.add_argument("--state-dir", type=Path, default=REPO_ROOT / ".state",
+                        help="weights and data cache (default .state/)")  # fmt: skip
     args = parser.parse_args(argv)
 
     from evaluators.adapters import load_adapter
@@ -48,21 +51,21 @@ def main(argv: list[str] | None = None) -> int:
     from leaderboard.intake.manifest import load_submission
     from leaderboard.settings import Settings
 
-    state = REPO_ROOT / ".state"
-    state.mkdir(exist_ok=True)
+    state = args.state_dir
+    state.mkdir(parents=True, exist_ok=True)
     folder = REPO_ROOT / "submissions" / args.submission
     sub = load_submission(folder)
     weights = fetch_weights(sub, folder, state)
     settings = Settings.from_environment(repo_root=REPO_ROOT, state_dir=state)
     data_root = prepare_dataset(args.dataset, state, mirror=settings.data_mirror)
-    options = TrackOptions()
+    options = TrackOptions(limit=args.limit)
     job = job_document(sub, track="downstream", dataset=args.dataset, options=options, version="",
                        has_weights=True)  # fmt: skip
     # The model configuration exactly as the container parses it from job.json.
     config = Job.from_json(job.to_json(), models_dir=weights or state, submission_dir=folder).model
     adapter = load_adapter(config)
     track = DownstreamTrack(options)
-    view = track.container_view(args.dataset, load_records(args.dataset, data_root), options)
+    view = track.container_view(args.dataset, load_records(args.dataset, data_root, limit=args.limit), options)
     dataset = view_dataset(view or [])
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -90,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     amore = None
     if not args.skip_amore:
         with tempfile.TemporaryDirectory() as tmp:
-            molecules = load_dataset(args.dataset, data_root)
+            molecules = load_dataset(args.dataset, data_root, limit=args.limit)
             t0 = time.perf_counter()
             AmoreTrack(options).run(adapter, molecules, out_dir=Path(tmp), log=lambda _m: None)
             amore = time.perf_counter() - t0

@@ -30,3 +30,22 @@ def test_the_generation_bench_runs_on_the_reference_and_a_decoder(capsys) -> Non
     out = capsys.readouterr().out
     for line in ("chem-t5-ce", "random GPT-2", "floor", "T3 run via generate", "T4 run (one stream)"):
         assert line in out
+
+
+def test_the_downstream_bench_runs_on_a_few_molecules_from_the_mirror(tmp_path, capsys) -> None:
+    import os
+
+    import pytest
+
+    from leaderboard.tools import bench_downstream
+
+    if not os.environ.get("CHEMROBUST_DATA_DIR"):
+        if os.environ.get("CI"):
+            pytest.fail("CHEMROBUST_DATA_DIR is not set: CI points it at ../shared/data")
+        pytest.skip("no local data mirror (CHEMROBUST_DATA_DIR)")
+    argv = ["--submission", "morgan-fingerprint-reference", "--dataset", "esol", "--limit", "120",
+            "--state-dir", str(tmp_path / "state")]  # fmt: skip
+    assert bench_downstream.main(argv) == 0
+    out = capsys.readouterr().out
+    for line in ("(120 molecules)", "model's embed call (floor)", "host side", "T1 (AMORE) on the same set"):
+        assert line in out
