@@ -41,7 +41,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-from evaluators.adapters import Adapter, GenerationRequest, GenerativeAdapter, as_completions
+from evaluators.adapters import Adapter, Completion, GenerationRequest, GenerativeAdapter, as_completions
 from evaluators.datasets import LoadedDataset
 from evaluators.schema import TrackOptions
 from evaluators.tracks import Progress, Track, no_progress
@@ -56,6 +56,7 @@ __all__ = [
     "Question",
     "ask",
     "cell",
+    "generation_order",
     "host_counts",
     "normalise_answers",
     "opaque_id",
@@ -292,6 +293,19 @@ def _key(request: GenerationRequest) -> tuple:
             tuple(request.stop))  # fmt: skip
 
 
+def generation_order(requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
+    """Return ``requests`` in the order :func:`ask` generates them: by decoding options, then prompt length.
+
+    The view lists the questions in a shuffled order (it must not group a molecule's questions), and
+    :func:`ask` sends them in chunks of :data:`CHUNK`; in that order every chunk mixes all budgets and
+    lengths, so the adapter's batches (one decoding setting, similar lengths each) come out small and padded.
+    Sorted first, each chunk is a few full batches of alike prompts. Stable, so equal keys keep their order;
+    the answers are written back in the view's order.
+    """
+    return sorted(requests, key=lambda r: (r.max_new_tokens, float(r.temperature), tuple(r.stop),
+                                           len(r.prompt)))  # fmt: skip
+
+
 def ask(
     adapter: GenerativeAdapter,
     questions: Sequence[Question | GenerationRequest],
@@ -324,26 +338,30 @@ def ask(
     tokens = [0, 0]
     log(f"{name}: {len(questions)} questions, {len(distinct)} distinct prompts")
     progress(name, 0, len(distinct))  # the adapter reports "generate" within a chunk
+    done: dict[str, Completion] = {}
+    ordered = generation_order(distinct)
+    for start in range(0, len(ordered), CHUNK):
+        requests = ordered[start : start + CHUNK]
+        done.update((c.id, c) for c in as_completions(requests, adapter.generate(requests)))
+        progress(name, min(start + CHUNK, len(ordered)), len(ordered))
     with out_path.open("w", encoding="utf-8") as handle:
-        for start in range(0, len(distinct), CHUNK):
-            requests = distinct[start : start + CHUNK]
-            for c in as_completions(requests, adapter.generate(requests)):
-                text, reason = c.text, c.finish_reason
-                if not _encodable(text):  # lone surrogates: that answer is invalid, the run goes on
-                    text, reason = "", "invalid_text"
-                finish[reason] = finish.get(reason, 0) + 1
-                tokens[0] += c.prompt_tokens or 0
-                tokens[1] += c.completion_tokens or 0
-                for asker in askers[c.id]:
-                    line = {
-                        "id": asker,
-                        "completion": text,
-                        "finish_reason": reason,
-                        "prompt_tokens": c.prompt_tokens,
-                        "completion_tokens": c.completion_tokens,
-                    }
-                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
-            progress(name, min(start + CHUNK, len(distinct)), len(distinct))
+        for request in distinct:  # the file in the view's order, whatever order generated it
+            c = done[request.id]
+            text, reason = c.text, c.finish_reason
+            if not _encodable(text):  # lone surrogates: that answer is invalid, the run goes on
+                text, reason = "", "invalid_text"
+            finish[reason] = finish.get(reason, 0) + 1
+            tokens[0] += c.prompt_tokens or 0
+            tokens[1] += c.completion_tokens or 0
+            for asker in askers[c.id]:
+                line = {
+                    "id": asker,
+                    "completion": text,
+                    "finish_reason": reason,
+                    "prompt_tokens": c.prompt_tokens,
+                    "completion_tokens": c.completion_tokens,
+                }
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
     seconds = time.perf_counter() - started
     log(f"{name}: {len(distinct)} completions in {seconds:.1f} s")
     return {

@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     config = Job.from_json(job.to_json(), models_dir=weights or state, submission_dir=folder).model
     adapter = load_adapter(config)
     track = DownstreamTrack(options)
-    view = track.container_view(args.dataset, load_records(args.dataset, data_root, limit=args.limit), options)
+    records = load_records(args.dataset, data_root, limit=args.limit)
+    view = track.container_view(args.dataset, records, options)
     dataset = view_dataset(view or [])
 
     with tempfile.TemporaryDirectory() as tmp:

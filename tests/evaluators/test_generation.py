@@ -366,3 +366,29 @@ def test_the_benchs_floor_decodes_the_tokens_generate_does(model, request):
         ended = next((k for k, t in enumerate(tokens) if t == 3), len(tokens))
         text = adapter.tokenizer.decode(tokens[:ended], skip_special_tokens=True)
         assert text == want[requests[i].id].text
+
+
+def test_ask_sorts_its_chunks_into_full_batches_and_writes_the_same_file(
+    t5_dir, freesolv_records, tmp_path, monkeypatch
+):
+    """The view's shuffled order, chunked, mixes budgets in every chunk; sorted first, the batches are full
+    and the completions file is byte for byte the one the view's order gives (issue 36)."""
+    import evaluators.asking as asking
+    from evaluators.schema import TrackOptions
+    from evaluators.tracks.consistency import ConsistencyTrack
+
+    track = ConsistencyTrack(TrackOptions())
+    requests = asking.view_requests(track.container_dataset(freesolv_records[:8]).records)
+    assert len({r.max_new_tokens for r in requests[:32]}) > 1  # the view mixes budgets
+    files, batches = {}, {}
+    for order in ("view", "sorted"):
+        with monkeypatch.context() as patch:
+            patch.setattr(asking, "CHUNK", 32)
+            if order == "view":
+                patch.setattr(asking, "generation_order", list)
+            adapter = _adapter(t5_dir, "encoder-decoder", batch_size=16)
+            calls = _count_calls(adapter)
+            asking.ask(adapter, requests, tmp_path / f"{order}.jsonl", log=lambda line: None)
+        files[order], batches[order] = (tmp_path / f"{order}.jsonl").read_bytes(), len(calls)
+    assert files["sorted"] == files["view"] and len(set(files["view"].splitlines())) == len(requests)
+    assert batches["sorted"] < batches["view"]

