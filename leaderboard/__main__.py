@@ -2,7 +2,8 @@
 
 The nox sessions call it. ``validate --changed-since REF [--format markdown]`` checks what a branch
 changes and renders the pull-request report; ``evaluate --changed-since REF`` evaluates only that and
-writes ``<state-dir>/pr-summary.md``; ``new-submission ID`` scaffolds ``submissions/ID/submission.yaml``.
+writes ``<state-dir>/pr-summary.md``; ``new-submission ID [--kind endpoint]`` scaffolds
+``submissions/ID/submission.yaml`` (an API model's with ``--kind endpoint``).
 ``site`` (and the end of ``evaluate``) merges MLflow's results into the committed ``site/data/`` and prints
 the merge report; it refuses to shrink the board unless ``--allow-shrink``; ``retire --submission ID
 [--track T] [--dataset D]`` is the one way results leave it (:mod:`leaderboard.site.publish`);
@@ -138,12 +139,12 @@ def _new_submission(args: argparse.Namespace) -> int:
     from leaderboard.intake.scaffold import ScaffoldError, next_steps, write_submission
 
     try:
-        written = write_submission(args.id, root=_root(args))
+        written = write_submission(args.id, root=_root(args), kind=args.kind)
     except ScaffoldError as exc:  # one printable line that quotes the id and says what to do
         _say(f"error: {exc}", error=True)
         return 2
     _say(f"wrote {written.path}")
-    for line in next_steps(written.submission_id).splitlines():
+    for line in next_steps(written.submission_id, args.kind).splitlines():
         _say(line)
     return 0
 
@@ -529,6 +530,13 @@ def main(argv: list[str] | None = None) -> int:
     new = sub.add_parser("new-submission", help="write submissions/ID/submission.yaml from the template")
     new.add_argument("id", help="the new submission's id (lowercase letters, digits, '-'; the folder name)")
     new.add_argument("--root", help="repository root (default: this checkout)")
+    new.add_argument(
+        "--kind",
+        choices=["huggingface", "endpoint"],  # leaderboard.intake.scaffold.KINDS (not imported for --help)
+        default="huggingface",
+        help="huggingface (default): weights run in the sandbox, any source (see submissions/README.md); "
+        "endpoint: a model behind an OpenAI-compatible API that the maintainers' machine calls",
+    )
     shrink_help = (
         "accept a merge that leaves site/data/ with fewer result rows, table rows or (submission, track, "
         "dataset) keys than committed (default: refuse, naming what would be lost)"

@@ -35,8 +35,9 @@ class Location:
     line, column : int
         1-based, as editors count them.
     source : str
-        The offending line (or a window of it around ``column`` when it is long), printable: a tab or a
-        control character shows as its visible escape (``\x09``, ``\x1b``).
+        The offending line (or a window of it around ``column`` when it is long), printable: a tab shows
+        as ``\t`` (what an author recognises; YAML refuses tabs in most places) and any other control
+        character as its visible escape (``\x1b``), so nothing of the line acts on a terminal.
     caret : int
         0-based index into ``source`` of the character ``column`` points at (escapes before it counted
         at their shown width, so the caret stays under it).
@@ -49,8 +50,8 @@ class Location:
     >>> at.pointer()
     ('name: [open', '      ^')
     >>> print("\n".join(Location.in_text("a\tb: [open", line=1, column=6).pointer()))
-    a\x09b: [open
-            ^
+    a\tb: [open
+          ^
     """
 
     line: int
@@ -64,8 +65,8 @@ class Location:
         lines = text.splitlines()
         raw = lines[line - 1] if 0 < line <= len(lines) else ""
         start = max(0, min(column - 1 - _SOURCE_LIMIT // 2, len(raw) - _SOURCE_LIMIT))
-        window = printable(raw[start : start + _SOURCE_LIMIT], collapse=False)
-        caret = len(printable(raw[start : max(start, column - 1)], collapse=False))
+        window = excerpt(raw[start : start + _SOURCE_LIMIT])
+        caret = len(excerpt(raw[start : max(start, column - 1)]))
         return cls(line, column, window, max(0, min(caret, len(window))))
 
     def pointer(self) -> tuple[str, str]:
@@ -159,6 +160,20 @@ class ManifestError(ValueError):
         self.problems = problems
         self.reached = reached
         super().__init__("\n".join(str(p) for p in problems))
+
+
+def excerpt(line: str) -> str:
+    r"""Return one line of a manifest as the validator quotes it: a tab as ``\t``, nothing raw.
+
+    ``printable`` alone shows a tab as ``\x09``, which few authors read as a tab; the line is hostile
+    text all the same, so every other control character keeps its visible escape.
+
+    Examples
+    --------
+    >>> print(excerpt("\tid: x\x1b[2J"))
+    \tid: x\x1b[2J
+    """
+    return "\\t".join(printable(part, collapse=False) for part in line.split("\t"))
 
 
 def safe_text(text: Any, limit: int) -> str:

@@ -50,6 +50,9 @@ _FIXES: dict[str, str] = {
     "pooling": "Use one of: mean, cls, last_token, mean_no_special.",
     "adapter": "Use 'transformers' for Hugging Face models, 'custom' with a 'code' entry for your own class.",
     "contact": "Give an e-mail address or a URL where maintainers can reach you.",
+    "name": "Give the name the leaderboard shows, e.g. 'ACME Chem 7B'.",
+    "authors": "List at least one author, e.g. [Ada Lovelace, Alan Turing].",
+    "license": "Give the license of the weights (of an API: its terms), e.g. apache-2.0, mit, cc-by-4.0.",
     "path": "Use a relative path of printable characters, e.g. 'weights' (a folder inside the submission or "
     "the package).",
 }
@@ -57,7 +60,7 @@ _FIXES: dict[str, str] = {
 
 def _loc(loc: Iterable[Any]) -> str:
     # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
-    # from the document: a line break or tab in one shows as '?', like any other control character.
+    # from the document: a line break or tab in one shows as its escape, like any other control character.
     parts = [safe_text(p, 60) for p in loc if p not in MODEL_SOURCES and p not in TRAINING_TAGS]
     return ".".join(parts) or "(top level)"
 
@@ -137,12 +140,33 @@ def _problem(file: str, error: Mapping[str, Any]) -> Problem:
     if kind == "missing":
         fix = fix or "Add it (see submissions/README.md for every field)."
         return Problem(file, loc, "", f"'{loc}' is required but missing.", fix, "schema")
+    empty = _empty(loc, kind, error)
+    if empty:  # a placeholder the scaffold wrote ('~', '[]') or a key with nothing after it
+        return Problem(file, loc, "", empty, fix or _EMPTY_FIX, "schema")
     # Messages can quote the input (pydantic does for some types): one clipped, printable line.
     message = safe_text(error["msg"].removeprefix("Value error, "), 300)
     if not error["loc"]:  # another whole-model error; the offending value would be the whole manifest
         return Problem(file, "", "", message, "", "consistency")
     value = shown(error.get("input"))
     return Problem(file, loc, value, f"'{loc}' {message}, got {value}.", fix, "schema")
+
+
+_EMPTY_FIX = "Give it a value (see submissions/README.md), or remove the line if the field is optional."
+
+
+def _empty(loc: str, kind: str, error: Mapping[str, Any]) -> str:
+    """Return the message of a field left empty, or ``""``.
+
+    pydantic says "Input should be a valid string, got None" of ``name: ~``: true, but an author who left
+    the scaffold's placeholder reads it better as "has no value".
+    """
+    given = error.get("input", ...)
+    if given is None and kind.endswith("_type"):
+        return f"'{loc}' has no value (~, or nothing after the key)."
+    if kind == "too_short" and given in ([], ""):
+        need = (error.get("ctx") or {}).get("min_length", 1)
+        return f"'{loc}' is empty; it needs at least {need} entr{'y' if need == 1 else 'ies'}."
+    return ""
 
 
 def _track_problem(file: str, loc: str, track: str, known: list[str]) -> Problem:

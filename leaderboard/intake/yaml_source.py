@@ -7,7 +7,9 @@
 - finds every duplicate mapping key, with the lines of both occurrences: YAML's own loaders keep the last
   silently, so a second ``revision:`` further down would win unseen;
 - reports a syntax error as ``file:line:col`` with the offending line, a caret and a fix sentence of our
-  own (:data:`_SYNTAX_FIXES`), never PyYAML's multi-line text;
+  own (:data:`_SYNTAX_FIXES`), never PyYAML's multi-line text; a tab, or a line dedented out of its
+  mapping, is reported where the author made it, with the field it was meant to be
+  (:mod:`leaderboard.intake.yaml_layout`), not where the parser stopped;
 - keeps where every key and value is (:meth:`Parsed.locate`), so that a schema error can name its
   ``file:line:col`` too, and how every scalar was written (:meth:`Parsed.written_at`), so that a value
   YAML resolved to something else (``0123456``, an octal number) is quoted as the author wrote it.
@@ -31,6 +33,7 @@ from typing import Any
 import yaml
 
 from leaderboard.intake.problems import Location, ManifestError, Problem, safe_text, shown
+from leaderboard.intake.yaml_layout import dedent_diagnosis, tab_diagnosis
 
 __all__ = ["Parsed", "parse_manifest"]
 
@@ -59,6 +62,8 @@ _SYNTAX_FIXES: tuple[tuple[str, str], ...] = (
     ("cannot start any token", "Quote the value (a plain value cannot start with characters such as '@', "
      "'`' or '%')."),
 )  # fmt: skip
+#: PyYAML's words when a line it met was indented deeper than the block it was in allows.
+_DEDENT_SIGNS = ("mapping values are not allowed", "expected <block end>")
 _DEFAULT_FIX = (
     "Check the line shown: indentation with spaces, a ': ' after each key, quotes around a value that "
     "contains ': ' or ' #'."
@@ -153,8 +158,10 @@ class Parsed:
         return Location.in_text(self.text, line=line, column=column)
 
 
-def _refuse(path: Path, message: str, fix: str = "", at: Location | None = None) -> ManifestError:
-    problem = Problem(str(path), "", "", message, fix, "yaml", at=at)
+def _refuse(
+    path: Path, message: str, fix: str = "", at: Location | None = None, field: str = ""
+) -> ManifestError:
+    problem = Problem(str(path), field, "", message, fix, "yaml", at=at)
     return ManifestError(path, [problem], reached=_PARSE_REACHED)
 
 
@@ -226,7 +233,25 @@ def _marks(root: yaml.Node | None) -> tuple[dict[tuple[str, ...], Marks], dict[t
     return out, written
 
 
+def _layout_problem(path: Path, text: str, exc: yaml.MarkedYAMLError) -> ManifestError | None:
+    """Explain a tab, or a dedented line the parser only noticed a line later, where the author erred."""
+    mark, what, context = exc.problem_mark, exc.problem or "", exc.context or ""
+    if mark is None:
+        return None
+    found = tab_diagnosis(text, line=mark.line + 1, column=mark.column + 1)
+    # Only the two ways a dedent surfaces in block context; inside [ ] or { } indentation means nothing.
+    if found is None and any(f in what for f in _DEDENT_SIGNS) and "flow" not in context:
+        found = dedent_diagnosis(text, line=mark.line + 1)
+    if found is None:
+        return None
+    at = Location.in_text(text, line=found.line, column=found.column)
+    return _refuse(path, f"not valid YAML: {found.message}", found.fix, at, found.field)
+
+
 def _syntax_problem(path: Path, text: str, exc: yaml.MarkedYAMLError) -> ManifestError:
+    layout = _layout_problem(path, text, exc)
+    if layout is not None:
+        return layout
     mark, opened = exc.problem_mark, exc.context_mark
     what = safe_text(exc.problem or "cannot be parsed", 200)
     context = f" ({safe_text(exc.context, 80)} at line {opened.line + 1})" if exc.context and opened else ""
