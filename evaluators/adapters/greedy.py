@@ -24,7 +24,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["StopWatch", "greedy_tokens", "lean_greedy_unsupported"]
+__all__ = ["LeanGreedyUnsupported", "StopWatch", "greedy_tokens", "lean_greedy_unsupported"]
 
 #: ``generation_config`` settings that make ``generate`` add a logits processor or a special cache, with the
 #: value that adds none (``None`` is always neutral).
@@ -73,7 +73,13 @@ def lean_greedy_unsupported(model: Any, *, remote_code: bool) -> str | None:
             return f"generation_config.{key} = {value!r} changes the logits"
     if model.config.is_encoder_decoder and _decoder_start(model) is None:
         return "no decoder_start_token_id"
+    if not {"cache", "past_key_values"} & set(inspect.signature(model.forward).parameters):
+        return "its forward takes no key-value cache (a state-space or other recurrent model)"
     return None
+
+
+class LeanGreedyUnsupported(RuntimeError):
+    """The model's cache cannot be carried or cut by row: ``generate`` must decode this model instead."""
 
 
 def _decoder_start(model: Any) -> int | None:
@@ -176,6 +182,10 @@ def greedy_tokens(
             kwargs[cache_key] = cache
         output = model(**kwargs, use_cache=True, return_dict=True)
         cache = output.get("cache", output.get("past_key_values"))
+        if cache is None or not hasattr(cache, "batch_select_indices"):
+            # Decoding on without the cache would give other tokens than generate's: refuse, before any
+            # token is returned, so that the caller decodes the batch with generate instead.
+            raise LeanGreedyUnsupported(f"{type(model).__name__} returned no cache the loop can cut by row")
         # As ``generate``: the last position's logits in float32, then argmax.
         tokens = torch.argmax(output.logits[:, -1].to(dtype=torch.float32), dim=-1)
         values = tokens.tolist()

@@ -38,7 +38,12 @@ from evaluators.adapters import (
     length_bucketed_batches,
     stop_index,
 )
-from evaluators.adapters.greedy import StopWatch, greedy_tokens, lean_greedy_unsupported
+from evaluators.adapters.greedy import (
+    LeanGreedyUnsupported,
+    StopWatch,
+    greedy_tokens,
+    lean_greedy_unsupported,
+)
 
 POOLINGS = ("mean", "cls", "last_token", "mean_no_special")
 
@@ -417,8 +422,12 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         watch = None
         if stops:
             watch = StopWatch(self.tokenizer, stops, lambda text: stop_index(text, stops) is not None)
-        return greedy_tokens(self.generator, input_ids, mask, max_new_tokens=first.max_new_tokens, eos=eos,
-                             watch=watch)  # fmt: skip
+        budget = first.max_new_tokens
+        try:
+            return greedy_tokens(self.generator, input_ids, mask, max_new_tokens=budget, eos=eos, watch=watch)
+        except LeanGreedyUnsupported as exc:  # seen at the first step: this and later batches via generate
+            self.lean_unsupported = str(exc)
+            return self._library_generate(input_ids, mask, first, pad, eos, stops)
 
     def _library_generate(
         self, input_ids, mask, first: GenerationRequest, pad: int, eos: set[int], stops: list[str]

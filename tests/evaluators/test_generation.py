@@ -392,3 +392,28 @@ def test_ask_sorts_its_chunks_into_full_batches_and_writes_the_same_file(
         files[order], batches[order] = (tmp_path / f"{order}.jsonl").read_bytes(), len(calls)
     assert files["sorted"] == files["view"] and len(set(files["view"].splitlines())) == len(requests)
     assert batches["sorted"] < batches["view"]
+
+
+def test_a_model_whose_cache_cannot_be_cut_by_row_is_decoded_by_generate(gpt2_dir, monkeypatch):
+    from evaluators.adapters import greedy
+
+    want = _library_only(_adapter(gpt2_dir)).generate(_requests(PROMPTS, max_new_tokens=8))
+    adapter = _adapter(gpt2_dir)
+    inner = adapter.generator.forward
+
+    def no_cache(*args, **kwargs):  # as a model with a cache of its own kind (no batch_select_indices)
+        out = inner(*args, **kwargs)
+        out["past_key_values"] = object()
+        return out
+
+    monkeypatch.setattr(adapter.generator, "forward", no_cache)
+    with pytest.raises(greedy.LeanGreedyUnsupported, match="no cache the loop can cut"):
+        greedy.greedy_tokens(adapter.generator, *adapter.padded([[5, 6, 7]]), max_new_tokens=4, eos={3})
+    monkeypatch.undo()
+    monkeypatch.setattr(greedy, "greedy_tokens", lambda *a, **k: (_ for _ in ()).throw(
+        greedy.LeanGreedyUnsupported("probe")))  # fmt: skip
+    import evaluators.adapters.transformers as module
+
+    monkeypatch.setattr(module, "greedy_tokens", greedy.greedy_tokens)
+    assert adapter.generate(_requests(PROMPTS, max_new_tokens=8)) == want  # generate took over
+    assert adapter.lean_unsupported == "probe"
