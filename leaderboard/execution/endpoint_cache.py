@@ -17,7 +17,7 @@ import threading
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evaluators.adapters import Completion
 
@@ -54,6 +54,19 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN) + 1
 
 
+class SharedCap(Protocol):
+    """What :class:`Budget` asks of a cap shared by several runs (``endpoint_spend.SpendCap`` is one).
+
+    A protocol, not an import: the spend module builds on this one, so this one may not import it.
+    """
+
+    def acquire(self, worst_case: int) -> None:
+        """Count one request and reserve its worst-case tokens, or raise ``BudgetExhausted``."""
+
+    def settle(self, worst_case: int, spent: int) -> None:
+        """Replace a reservation by the tokens spent."""
+
+
 class Budget:
     """The run's hard budget: HTTP requests sent and tokens spent (thread-safe).
 
@@ -63,10 +76,16 @@ class Budget:
         Requests one run may send, retries included.
     max_tokens : int or None
         Tokens (prompt + completion) one run may spend; ``None``: no token budget.
+    shared : SharedCap, optional
+        The evaluation's cap across its runs (:class:`~leaderboard.execution.endpoint_spend.SpendCap`,
+        ``evaluate --max-requests/--max-tokens``): asked in the same step, after this run's budget, so a
+        request either counts against both or is not sent.
     """
 
-    def __init__(self, max_requests: int, max_tokens: int | None = None) -> None:
-        self.max_requests, self.max_tokens = max_requests, max_tokens
+    def __init__(
+        self, max_requests: int, max_tokens: int | None = None, *, shared: SharedCap | None = None
+    ) -> None:
+        self.max_requests, self.max_tokens, self.shared = max_requests, max_tokens, shared
         self.sent = self.tokens = self.reserved = 0
         self._lock = threading.Lock()
 
@@ -76,7 +95,8 @@ class Budget:
         Raises
         ------
         BudgetExhausted
-            If the request or the token budget does not allow it; nothing is counted then.
+            If the request or the token budget (or the shared cap: ``CapReached``) does not allow it;
+            nothing is counted then.
         """
         with self._lock:
             if self.sent >= self.max_requests:
@@ -89,14 +109,18 @@ class Budget:
                     f"{self.reserved} reserved in flight, the next needs up to {worst_case} "
                     f"(model.max_tokens_total {self.max_tokens})"
                 )
+            if self.shared is not None:  # raises before anything is counted here
+                self.shared.acquire(worst_case)
             self.sent += 1
             self.reserved += worst_case
 
     def settle(self, worst_case: int, spent: int) -> None:
-        """Replace a request's reservation by the tokens it spent."""
+        """Replace a request's reservation by the tokens it spent (here and in the shared cap)."""
         with self._lock:
             self.reserved -= worst_case
             self.tokens += spent
+        if self.shared is not None:
+            self.shared.settle(worst_case, spent)
 
 
 class ResponseCache:

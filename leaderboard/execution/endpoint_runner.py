@@ -8,7 +8,14 @@ job's ``out`` folder, and writes ``result.json`` like :func:`evaluators.job.run_
 checks, scores and stores it exactly as for any other run.
 
 :func:`dry_run` (also ``python -m leaderboard.execution.endpoint_runner SUBMISSION``) says what an evaluation
-would send without sending anything or reading the key.
+would send without sending anything or reading the key; :func:`dry_run_evaluation` does so for every
+endpoint submission an evaluation would run, against its cap (``python -m leaderboard evaluate --dry-run``,
+``nox -s evaluate -- --dry-run``: the evaluation's own environment).
+
+What a run spent is kept as :attr:`EndpointRunner.usage` (:class:`~.endpoint_spend.JobUsage`: requests sent
+and answered from the cache, tokens, estimated cost), which the orchestrator prints and records, and added
+to the evaluation's :class:`~.endpoint_spend.Spend` when one is given; its cap
+(``evaluate --max-requests/--max-tokens``) is asked before every request.
 
 Invariants
 ----------
@@ -27,7 +34,7 @@ import hashlib
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
@@ -45,6 +52,7 @@ from leaderboard.execution.endpoint import (
     ResponseCache,
     scrub_secret,
 )
+from leaderboard.execution.endpoint_spend import JobUsage, Spend, cost_of, dollars, plan_totals
 from leaderboard.execution.images import _tree_chunks
 from leaderboard.execution.sandbox import (
     REPO_ROOT,
@@ -55,10 +63,13 @@ from leaderboard.execution.sandbox import (
     hardware_info,
     printable,
 )
-from leaderboard.intake.endpoints import EndpointModel
-from leaderboard.intake.manifest import Submission, load_submission
+from leaderboard.intake.endpoints import EndpointModel, TokenPrice
+from leaderboard.intake.manifest import ManifestError, Submission, load_submission
 
-__all__ = ["CACHE_DIR", "EndpointRunner", "dry_run", "endpoint_tag", "main", "run_endpoint_job"]
+__all__ = [
+    "CACHE_DIR", "EndpointRunner", "dry_run", "dry_run_evaluation", "endpoint_tag", "main",
+    "run_endpoint_job",
+]  # fmt: skip
 
 #: The response cache's folder in the state folder.
 CACHE_DIR = "endpoint-cache"
@@ -148,6 +159,9 @@ class EndpointRunner:
         through no settings object, so that no settings dump can show one.
     adapter_options : dict, optional
         Passed to :class:`~leaderboard.execution.endpoint.EndpointAdapter` (retries, backoff; tests).
+    spend : Spend, optional
+        The evaluation's ledger: its cap (``evaluate --max-requests/--max-tokens``) is asked before every
+        request, and each run's :attr:`usage` is added to it.
     """
 
     name = "endpoint"
@@ -159,11 +173,14 @@ class EndpointRunner:
         cache_dir: Path,
         environ: Mapping[str, str] | None = None,
         adapter_options: dict | None = None,
+        spend: Spend | None = None,
     ) -> None:
         self.submission, self.cache_dir = submission, Path(cache_dir)
         self.environ = os.environ if environ is None else environ
         self.adapter_options = dict(adapter_options or {})
+        self.spend = spend
         self.adapter: EndpointAdapter | None = None  # the last run's, for its statistics
+        self.usage: JobUsage | None = None  # what the last run spent
 
     def remove_orphans(self) -> int:
         """Return 0: a run is threads of this process, none outlives it."""
@@ -202,6 +219,8 @@ class EndpointRunner:
         key = self.environ.get(model.api_key_env, "") if model.api_key_env else ""
         lines: list[str] = []
         status, reason = "failed", ""
+        self.adapter = None
+        cap = self.spend.cap if self.spend is not None else None
         try:
             if model.api_key_env and not key:
                 raise EndpointError(
@@ -210,7 +229,7 @@ class EndpointRunner:
                 )
             deadline = start + limits.timeout_s
             self.adapter = make_adapter(
-                self.submission, self.cache_dir, key=key, deadline=deadline, **self.adapter_options
+                self.submission, self.cache_dir, key=key, deadline=deadline, cap=cap, **self.adapter_options
             )
             report = (lambda s, d, t: on_progress(Progress(s, d, t))) if on_progress else (lambda *_: None)
             result = run_endpoint_job(
@@ -235,6 +254,9 @@ class EndpointRunner:
         if self.adapter is not None:
             lines.append(self.adapter.stats.line(self.adapter.budget))
             lines += [f"failed: {rid}: {why}" for rid, why in self.adapter.stats.failures[:20]]
+        self.usage = JobUsage.of(self.adapter, model.price_per_million_tokens)
+        if self.spend is not None:
+            self.spend.add(self.usage)
         return RunOutcome(
             status=status,
             exit_code=0 if status == "succeeded" else None,
@@ -294,9 +316,63 @@ def dry_run(
             root = prepare_dataset(name, Path(state_dir), mirror=mirror, log=lambda _line: None)
             records = load_dataset(name, root, limit=options.limit).records
             plan = adapter.plan([q.request for q in track.questions(records)])
-            log(f"{sub.id} × {track_name} × {name}:\n{plan.text()}")
+            price = sub.model.price_per_million_tokens  # type: ignore[union-attr]
+            most = None if price is None else cost_of(price, plan.prompt_tokens, plan.completion_tokens)
+            cost = "" if most is None else (
+                f"\n  estimated cost at most {dollars(most)} (model.price_per_million_tokens; completions "
+                "counted at their max_tokens)"
+            )  # fmt: skip
+            log(f"{sub.id} × {track_name} × {name}:\n{plan.text()}{cost}")
             plans.append(plan)
     return plans
+
+
+def dry_run_evaluation(
+    folders: list[Path],
+    datasets: list[str],
+    *,
+    state_dir: Path,
+    options: TrackOptions | None = None,
+    mirror: Path | None = None,
+    max_requests: int | None = None,
+    max_tokens: int | None = None,
+    allow_remote_code: Sequence[str] = (),
+    log: Callable[[str], None] = print,
+) -> int:
+    """Dry-run every endpoint submission in ``folders`` (``evaluate --dry-run``); send nothing.
+
+    Each plan is logged (:func:`dry_run`), then their totals against the evaluation's cap
+    (:func:`~.endpoint_spend.plan_totals`). Other submissions are named and skipped: they send nothing.
+    ``allow_remote_code``: the ids a maintainer allows ``trust_remote_code`` (as the evaluation reads the
+    manifests).
+
+    Returns
+    -------
+    int
+        0 when every plan fits its run's budget and the totals fit the cap (retries aside); else 1 (also
+        when a manifest is invalid).
+    """
+    plans: list[tuple[DryRun, TokenPrice | None]] = []
+    skipped: list[str] = []
+    invalid = 0
+    for folder in folders:
+        try:
+            sub = load_submission(Path(folder), allow_remote_code=list(allow_remote_code))
+        except ManifestError as exc:
+            invalid += 1
+            log(f"INVALID {folder} (skipped): {len(exc.problems)} problem(s); nox -s validate -- {folder}")
+            continue
+        if not isinstance(sub.model, EndpointModel):
+            skipped.append(sub.id)
+            continue
+        for plan in dry_run(folder, datasets, state_dir=state_dir, options=options, mirror=mirror, log=log):
+            plans.append((plan, sub.model.price_per_million_tokens))
+    if skipped:
+        log(f"dry run: {len(skipped)} submission(s) skipped, not endpoints (nothing to send): "
+            f"{', '.join(skipped)}")  # fmt: skip
+    line, fits = plan_totals(plans, max_requests=max_requests, max_tokens=max_tokens)
+    log(line)
+    return 0 if fits and not invalid and all(p.fits() for p, _ in plans) else 1
 
 
 def main(argv: list[str] | None = None) -> int:

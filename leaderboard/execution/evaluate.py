@@ -219,7 +219,8 @@ class Evaluator:
         Seconds between plain progress lines.
     endpoint_options : dict
         Passed to :class:`~leaderboard.execution.endpoint_runner.EndpointRunner` for API submissions
-        (``environ``: where keys are read; ``adapter_options``: retries and backoff).
+        (``environ``: where keys are read; ``adapter_options``: retries and backoff; ``spend``: the
+        evaluation's cap and usage ledger, ``evaluate --max-requests/--max-tokens``).
     extra_tags : dict
         Added to every run this evaluator stores (a Slurm job adds its job id and GPUs); not part of the key.
     work_root : pathlib.Path, optional
@@ -562,6 +563,10 @@ class Evaluator:
                 if display is not None:
                     display.close()
             self.store.set_tags(run_id, {"runner": outcome.runner, "wall_s": f"{outcome.wall_s:.1f}"})
+            usage = getattr(runner, "usage", None)  # an endpoint run: what it spent (endpoint_spend.JobUsage)
+            if usage is not None:
+                self.store.set_tags(run_id, usage.tags())
+                self.log(f"{label}: {usage.line()}")
             if outcome.status != "succeeded":
                 self.store.fail(run_id, outcome.reason, outcome.log_tail)
                 self.log(f"{label}: FAILED ({outcome.status}) — {outcome.reason}")

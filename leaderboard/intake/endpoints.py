@@ -24,7 +24,9 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["API_PATHS", "ENDPOINT_FIXES", "EndpointModel", "endpoint_key_env", "endpoint_rules"]
+__all__ = [
+    "API_PATHS", "ENDPOINT_FIXES", "EndpointModel", "TokenPrice", "endpoint_key_env", "endpoint_rules",
+]  # fmt: skip
 
 #: The path the host appends to ``model.url`` for each ``model.api`` (so the URL is the API's base).
 API_PATHS: dict[str, str] = {"chat": "/chat/completions", "completions": "/completions"}
@@ -32,6 +34,20 @@ API_PATHS: dict[str, str] = {"chat": "/chat/completions", "completions": "/compl
 _LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 #: Top-level manifest fields that configure code in the sandbox, meaningless for an endpoint.
 _UNUSED = ("adapter", "code", "requirements", "options", "pooling", "batch_size")
+
+
+class TokenPrice(BaseModel):
+    """What the API charges, in US dollars per million tokens: ``input`` (prompt) and ``output`` (completion).
+
+    Only for the estimated cost the evaluation prints and records
+    (:mod:`leaderboard.execution.endpoint_spend`); it caps nothing. Finite and not negative: ``.nan``,
+    ``.inf`` or a negative price is refused.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: Annotated[float, Field(ge=0, allow_inf_nan=False)]
+    output: Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class EndpointModel(BaseModel):
@@ -50,6 +66,7 @@ class EndpointModel(BaseModel):
     timeout_s: Annotated[float, Field(gt=0, le=600)] = 60.0
     max_requests: Annotated[int, Field(ge=1, le=10_000_000)]
     max_tokens_total: Annotated[int, Field(ge=1, le=10**12)] | None = None
+    price_per_million_tokens: TokenPrice | None = None
 
 
 #: Fixes of the endpoint's fields, by YAML path (merged into the manifest's fixes).
@@ -65,6 +82,12 @@ ENDPOINT_FIXES: dict[str, str] = {
     "model.max_requests": "Give the most HTTP requests one run may send (retries count, cached answers do "
     "not), e.g. 20000; a dry run counts them: python -m leaderboard.execution.endpoint_runner --help.",
     "model.max_tokens_total": "Give the most tokens (prompt + completion) one run may spend, or remove it.",
+    "model.price_per_million_tokens": "Give the API's price in US dollars per million tokens as "
+    "'{input: 3.0, output: 15.0}' (prompt, completion; finite, 0 or more), or remove it.",
+    "model.price_per_million_tokens.input": "Give the price in US dollars per million prompt tokens, a "
+    "finite number, 0 or more (e.g. 3.0), or remove 'model.price_per_million_tokens'.",
+    "model.price_per_million_tokens.output": "Give the price in US dollars per million completion tokens, a "
+    "finite number, 0 or more (e.g. 15.0), or remove 'model.price_per_million_tokens'.",
 }
 
 

@@ -135,6 +135,7 @@ model:
   max_concurrency: 4     # requests in flight at once (1-64)
   timeout_s: 60          # seconds one request may take in all (at most 600)
   # max_tokens_total: 5000000  # optional: hard budget of one run in tokens (prompt + completion)
+  # price_per_million_tokens: {{input: 3.0, output: 15.0}}  # optional: US$ per million tokens (cost shown)
 
 # --- Prompts ----------------------------------------------------------------------------------------------
 tokenizer:

@@ -68,6 +68,10 @@ FIELD_HELP: Mapping[str, str] = {
     "model.timeout_s": "Seconds one request may take, up to 600 (default 60; source `endpoint`).",
     "model.max_requests": "Hard budget of HTTP requests per run, retries included (source `endpoint`).",
     "model.max_tokens_total": "Optional hard budget of tokens per run (source `endpoint`).",
+    "model.price_per_million_tokens": "Optional price of the API, US dollars per million tokens, for the "
+    "estimated cost shown after each run (source `endpoint`).",
+    "model.price_per_million_tokens.input": "US dollars per million prompt tokens (finite, 0 or more).",
+    "model.price_per_million_tokens.output": "US dollars per million completion tokens (finite, 0 or more).",
     "adapter": "Code that runs the model: `transformers`, `morgan_fingerprint` or `custom`.",
     "code": "Your own adapter class (only with adapter `custom`).",
     "code.file": "Python file inside the submission folder.",
