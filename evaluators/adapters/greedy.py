@@ -157,7 +157,11 @@ def greedy_tokens(
     alive = list(range(rows))  # original row of each row still in the batch
     eos_ids = torch.tensor(sorted(eos), dtype=torch.long, device=input_ids.device) if eos else None
     seq2seq = model.config.is_encoder_decoder
-    cache_key = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    accepts = inspect.signature(model.forward).parameters
+    cache_key = "cache" if "cache" in accepts else "past_key_values"
+    # As generate: only the last position's logits, never (rows x prompt length x vocabulary) of them at
+    # the first step, which for a long prompt and a large vocabulary would not fit in memory.
+    last_only = {"logits_to_keep": 1} if "logits_to_keep" in accepts else {}
     if seq2seq:
         encoder = model.get_encoder()(input_ids=input_ids, attention_mask=attention_mask, return_dict=True)
         step_ids = torch.full((rows, 1), _decoder_start(model), dtype=torch.long, device=input_ids.device)
@@ -166,7 +170,7 @@ def greedy_tokens(
         step_ids = input_ids
         mask = attention_mask
         positions = None
-        if "position_ids" in inspect.signature(model.forward).parameters:
+        if "position_ids" in accepts:
             positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
         inputs = {"attention_mask": mask}
     cache = None
@@ -180,7 +184,7 @@ def greedy_tokens(
                 kwargs["position_ids"] = positions if step == 0 else positions[:, -1:]
         if cache is not None:
             kwargs[cache_key] = cache
-        output = model(**kwargs, use_cache=True, return_dict=True)
+        output = model(**kwargs, **last_only, use_cache=True, return_dict=True)
         cache = output.get("cache", output.get("past_key_values"))
         if cache is None or not hasattr(cache, "batch_select_indices"):
             # Decoding on without the cache would give other tokens than generate's: refuse, before any

@@ -72,7 +72,9 @@ def floor_tokens(model, input_ids, attention_mask, *, max_new_tokens: int, eos: 
     import torch
 
     # transformers 5 renamed the cache argument; the old name still works, through a slower warning path.
-    key = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    accepts = inspect.signature(model.forward).parameters
+    key = "cache" if "cache" in accepts else "past_key_values"
+    last_only = {"logits_to_keep": 1} if "logits_to_keep" in accepts else {}  # as generate does
     rows = input_ids.shape[0]
     done = torch.zeros(rows, dtype=torch.bool, device=input_ids.device)
     eos_ids = torch.tensor(sorted(eos), dtype=torch.long, device=input_ids.device)
@@ -95,7 +97,7 @@ def floor_tokens(model, input_ids, attention_mask, *, max_new_tokens: int, eos: 
         return torch.stack(steps, dim=1)
     mask = attention_mask
     positions = (mask.cumsum(-1) - 1).clamp(min=0)
-    out = model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True)
+    out = model(input_ids=input_ids, attention_mask=mask, position_ids=positions, use_cache=True, **last_only)
     for _ in range(max_new_tokens):
         token = out.logits[:, -1].argmax(-1)
         steps.append(token)
@@ -106,7 +108,7 @@ def floor_tokens(model, input_ids, attention_mask, *, max_new_tokens: int, eos: 
         positions = positions[:, -1:] + 1
         cache = out.get("cache", out.get("past_key_values"))
         out = model(input_ids=token[:, None], attention_mask=mask, position_ids=positions, use_cache=True,
-                    **{key: cache})  # fmt: skip
+                    **{key: cache}, **last_only)  # fmt: skip
     return torch.stack(steps, dim=1)
 
 

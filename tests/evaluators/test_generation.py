@@ -417,3 +417,13 @@ def test_a_model_whose_cache_cannot_be_cut_by_row_is_decoded_by_generate(gpt2_di
     monkeypatch.setattr(module, "greedy_tokens", greedy.greedy_tokens)
     assert adapter.generate(_requests(PROMPTS, max_new_tokens=8)) == want  # generate took over
     assert adapter.lean_unsupported == "probe"
+
+
+def test_the_lean_loop_asks_for_the_last_positions_logits_only(gpt2_dir):
+    adapter = _adapter(gpt2_dir, batch_size=8)
+    shapes = []
+    # A hook, not a wrapped forward: the loop reads the forward's own signature to know what it accepts.
+    hook = adapter.generator.register_forward_hook(lambda module, args, out: shapes.append(out.logits.shape))
+    adapter.generate(_requests(PROMPTS, max_new_tokens=3))
+    hook.remove()
+    assert shapes and all(shape[1] == 1 for shape in shapes)  # the prompt's step too: (rows, 1, vocabulary)
