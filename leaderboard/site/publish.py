@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
+from leaderboard.site import build_stamp
 from leaderboard.site.build import build_site, generate_pages
 from leaderboard.site.exports import read_board, write_board
 from leaderboard.site.merge import (
@@ -164,7 +165,9 @@ def publish(
     repo_root : pathlib.Path
         The repository (``mkdocs.yml``, ``submissions/``).
     cache_dir : pathlib.Path, optional
-        Bootstrap cache folder (:func:`leaderboard.site.build.generate_pages`).
+        Bootstrap cache folder (:func:`leaderboard.site.build.generate_pages`); with ``build``, it also
+        holds the digest of the last build's inputs (:mod:`leaderboard.site.build_stamp`): when nothing
+        the pages are made of changed since (the merge included), the pages and ``public/`` are kept.
     build : bool, default True
         Run ``mkdocs build --strict`` into ``<repo_root>/public``.
     echo : callable, default print
@@ -187,12 +190,20 @@ def publish(
         echo(line)
     if report.shrinks:
         echo(f"site/data: shrank on purpose (--allow-shrink): lost {'; '.join(report.losses)}")
-    pages = generate_pages(site_dir, repo_root=repo_root, cache_dir=cache_dir)
     runs = report.rows.get("result keys", (0, 0))[1]
+    if build and cache_dir is not None:
+        current = build_stamp.is_current(repo_root, cache_dir)
+        if current is not None:  # the merge changed nothing, nor did any code, manifest or page
+            echo(f"site: {runs} result keys; nothing the pages are made of changed since the last build "
+                 f"(inputs sha256 {current[:12]}): pages and {repo_root / 'public'} kept")  # fmt: skip
+            return Published(report, [], repo_root / "public")
+    pages = generate_pages(site_dir, repo_root=repo_root, cache_dir=cache_dir)
     echo(f"site: {runs} result keys, {len(pages)} pages in {site_dir}")
     if not build:
         return Published(report, pages, None)
     public = build_site(repo_root, strict=True)
+    if cache_dir is not None:
+        build_stamp.record(repo_root, cache_dir)
     echo(f"site: built {public / 'index.html'}")
     return Published(report, pages, public)
 
