@@ -39,7 +39,9 @@ __all__ = ["Diagnosis", "dedent_diagnosis", "tab_diagnosis"]
 _OPENS_BLOCK = re.compile(r"(?::|:[ \t]+[|>][-+0-9]*|^[ \t]*-)[ \t]*$")
 _COMMENT = re.compile(r"(?:^|[ \t])#.*$")  # a '#' after a blank starts a comment (quotes aside)
 #: The plain key at the start of a block-mapping line (``  revision: x`` → ``revision``; ``- id: x`` → id).
-_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?([^\s#:'\"{\[][^:#]*?)[ \t]*:(?:[ \t]|$)")
+#: Greedy up to the first ':' (blanks before it stripped in :func:`_key`): a lazy key followed by ``[ \t]*:``
+#: backtracked quadratically on a long line without a colon (8 s for one 64 KiB line, a manifest's limit).
+_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)?([^\s#:'\"{\[][^:#]*):(?:[ \t]|$)")
 _KEY_LIMIT = 60  # characters of a key quoted in a message
 _FIELD_LIMIT = 200  # characters of a Problem's field (leaderboard.intake.problems)
 _LINES_LISTED = 8  # other tab-indented lines named before "and N more"
@@ -81,7 +83,7 @@ def _previous(lines: list[str], index: int) -> int | None:
 
 def _key(line: str) -> str | None:
     match = _KEY.match(line)
-    return match.group(1) if match else None
+    return match.group(1).rstrip(" \t") if match else None
 
 
 def _field(lines: list[str], index: int, indent: int) -> str:

@@ -194,3 +194,19 @@ def test_a_flow_list_over_two_lines_is_no_dedent(tmp_path):
     folder.mkdir()
     (folder / "submission.yaml").write_text(text)
     assert check_submission(folder).problems == ()
+
+
+def test_long_lines_without_a_colon_are_read_in_linear_time(tmp_path):
+    """Hostile text: the key pattern once backtracked quadratically, 8 s for one 64 KiB line; now linear."""
+    import time
+
+    from leaderboard.intake import yaml_layout
+
+    long = "a" + " " * 60_000 + "x"
+    started = time.perf_counter()
+    assert yaml_layout._key(long) is None
+    keys = {"  revision  : x": "revision", "- id: x": "id", "url: http://a": "url", "a:b": None, "k:": "k"}
+    assert {line: yaml_layout._key(line) for line in keys} == keys  # the same keys as before
+    text = MANIFEST.replace("  id: acme/chem", "\tid: acme/chem") + long + "\n"
+    _only(tmp_path, text)  # the diagnosis of a tab in a manifest that also holds the long line
+    assert time.perf_counter() - started < 2.0  # quadratic: 8 s and more; linear: milliseconds
