@@ -410,11 +410,12 @@ def test_a_model_whose_cache_cannot_be_cut_by_row_is_decoded_by_generate(gpt2_di
     with pytest.raises(greedy.LeanGreedyUnsupported, match="no cache the loop can cut"):
         greedy.greedy_tokens(adapter.generator, *adapter.padded([[5, 6, 7]]), max_new_tokens=4, eos={3})
     monkeypatch.undo()
-    monkeypatch.setattr(greedy, "greedy_tokens", lambda *a, **k: (_ for _ in ()).throw(
-        greedy.LeanGreedyUnsupported("probe")))  # fmt: skip
     import evaluators.adapters.transformers as module
 
-    monkeypatch.setattr(module, "greedy_tokens", greedy.greedy_tokens)
+    def refuse(*args, **kwargs):  # as the loop does when the first step returns such a cache
+        raise greedy.LeanGreedyUnsupported("probe")
+
+    monkeypatch.setattr(module, "greedy_tokens", refuse)
     assert adapter.generate(_requests(PROMPTS, max_new_tokens=8)) == want  # generate took over
     assert adapter.lean_unsupported == "probe"
 
