@@ -424,6 +424,7 @@ def _evaluate(args: argparse.Namespace) -> int:
             settings=settings,
             progress_stream=sys.stdout,
             endpoint_options={"spend": spend},
+            only_tracks=tuple(args.track or ()),
         )
         summary = executor.run(evaluator, ids, args.dataset or list(DEFAULT_DATASETS))
     except (EvaluationLockedError, ExecutorError) as exc:

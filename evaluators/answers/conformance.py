@@ -45,11 +45,13 @@ def read_entries(items: list[dict[str, Any]]) -> list[Reading]:
 
 
 def same(got: Any, expected: Any) -> bool:
-    """Tell whether a read value is the graded one (numbers to 1e-9 relative; no answer only matches none)."""
+    """Tell whether a read value is the graded one (numbers to 1e-9, counts exactly; none matches none)."""
     if expected is None or got is None:
         return got is None and expected is None
     if isinstance(expected, bool) or isinstance(got, bool):
         return got is expected
+    if isinstance(expected, int) and isinstance(got, int):  # a count
+        return got == expected
     if isinstance(expected, (int, float)):
         return isinstance(got, float) and math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12)
     return got == expected

@@ -2,7 +2,8 @@
 
 Files exactly as DeepChem distributes them (``../shared/data/moleculenet/`` mirrors them; the README there
 lists sources and hashes). Each record: ``id`` (0-based data row), ``smiles`` (as written), ``label`` (the
-task's column) — the labels stay on the host: the T2 container gets a label-free strings table.
+task's column; for the sets T4 asks about, also under the column's own name) — the labels stay on the
+host: the T2 container gets a label-free strings table, the T4 container only the questions.
 
 The downstream track's task table (:data:`evaluators.tracks.downstream.DOWNSTREAM_TASKS`) says which
 record field is the label and whether it is a regression or a classification (MoleculeNet's metric: RMSE
@@ -43,7 +44,9 @@ _SETS: dict[str, tuple[str, str, str, str, str, str, str]] = {
                 "9999816e760dd838358b5d88e81cea2fc062be4458ffa412ceecdba4f88a67b6",
                 "Clinical-trial toxicity (1484 molecules, binary CT_TOX).", "Gayvert et al. 2016"),
 }  # fmt: skip
-
+#: Sets the prompt-robustness track (T4) also asks about (ChemDIRT's classification category): their
+#: records carry the label under its column's name too (``CT_TOX``, ``p_np``), the field the T4 task needs.
+_ASKED = ("bbbp", "clintox")
 
 
 def _records(name: str):
@@ -67,7 +70,10 @@ def _records(name: str):
                 if not math.isfinite(value) or (kind == "classification" and value not in (0.0, 1.0)):
                     raise ValueError(f"{path}: data row {number}, column {label_col!r}: {label!r} is not a "
                                      f"valid {kind} label")  # fmt: skip
-                out.append({"id": str(number), "smiles": (row.get(smiles_col) or "").strip(), "label": label})
+                record = {"id": str(number), "smiles": (row.get(smiles_col) or "").strip(), "label": label}
+                if name in _ASKED:  # the prompt-robustness task reads its own label by the column's name
+                    record[label_col] = label
+                out.append(record)
             return out
 
     return read
@@ -90,7 +96,7 @@ def _register(name: str) -> DatasetSpec:
             source=f"DeepChem's MoleculeNet copy, {_BASE}/{file}",
             license="see MoleculeNet (Wu et al. 2018) and the original publication",
             citation=f"Wu et al., MoleculeNet, Chem. Sci. 2018; {citation}",
-            tracks=("downstream",),
+            tracks=("downstream", "prompt_robustness") if name in _ASKED else ("downstream",),
             mirror_folders=("moleculenet",),
         )
     )

@@ -226,6 +226,9 @@ class Evaluator:
     work_root : pathlib.Path, optional
         Where the per-attempt job folders go (default ``state_dir/jobs``, which a local evaluation sweeps
         for leftovers when it starts: jobs run elsewhere keep out of it).
+    only_tracks : tuple of str
+        Run only these tracks (``evaluate --track``: a track whose definition changed is rerun without
+        touching the others, whose results stay as stored); empty: every track a submission selects.
     """
 
     repo_root: Path
@@ -246,6 +249,7 @@ class Evaluator:
     endpoint_options: dict[str, Any] = field(default_factory=dict)
     extra_tags: dict[str, str] = field(default_factory=dict)
     work_root: Path | None = None
+    only_tracks: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -310,6 +314,8 @@ class Evaluator:
                 self.log(f"INVALID {path} (skipped):\n  " + "\n  ".join(map(str, exc.problems)))
                 continue
             for track in sub.selected_tracks():
+                if self.only_tracks and track not in self.only_tracks:
+                    continue
                 applies = [ds for ds in datasets if TRACKS.get(track).accepts(DATASETS.get(ds))]
                 jobs += [PlannedJob(sub, path.parent, track, ds) for ds in applies]
                 skipped += len(datasets) - len(applies)

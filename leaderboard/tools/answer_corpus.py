@@ -24,6 +24,7 @@ from leaderboard.tools.answer_styles import (  # noqa: F401 - the styles, crosse
     _dash,
     _num,
     canonical,
+    count_styles,
     formula_styles,
     hill,
     label_styles,
@@ -32,6 +33,7 @@ from leaderboard.tools.answer_styles import (  # noqa: F401 - the styles, crosse
     name_styles,
     number_styles,
     reaction_styles,
+    ring_count,
     smiles_styles,
     unicode_formula,
 )
@@ -123,12 +125,16 @@ def build() -> list[dict[str, Any]]:
                 styles = formula_styles(hill(row[1]), row[2], hill(other[1]), j)
             elif kind == "label":
                 styles = label_styles(j % 2 == 0, task, j)
+            elif kind == "count":
+                aromatic = task == "aromatic_ring_count"
+                noun = "aromatic rings" if aromatic else "rings"
+                styles = count_styles(ring_count(row[1], aromatic), noun, j)
             else:
                 value = {"hydration_free_energy": row[3], "molecular_weight": mol_weight(row[1]),
                          "aqueous_solubility": row[4], "log_solubility": row[4]}[task]  # fmt: skip
                 styles = number_styles(value, UNITS[task], j)
             # Each (task, molecule) gets a few styles, rotating, so that every style appears for every kind.
-            picks = 2 if kind in ("number", "label") else 1
+            picks = 2 if kind in ("number", "label", "count") else 1
             for k in range(picks):
                 style, text, exp, why = styles[(j * picks + k + t) % len(styles)]
                 add(track, task, kind, style, text, exp, why)

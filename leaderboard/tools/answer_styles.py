@@ -49,6 +49,15 @@ def mol_weight(smiles: str) -> float:
     return round(Descriptors.MolWt(Chem.MolFromSmiles(smiles)), 2)
 
 
+def ring_count(smiles: str, aromatic: bool = False) -> int:
+    """Return the number of rings (SSSR), or of aromatic rings, of ``smiles`` (RDKit)."""
+    from rdkit import Chem
+    from rdkit.Chem import rdMolDescriptors
+
+    mol = Chem.MolFromSmiles(smiles)
+    return int(rdMolDescriptors.CalcNumAromaticRings(mol) if aromatic else rdMolDescriptors.CalcNumRings(mol))
+
+
 Style = Callable[[Any, int], tuple[str, Any, str] | None]
 
 
@@ -255,6 +264,31 @@ def label_styles(value: bool, task: str, i: int) -> list[tuple[str, str, Any, st
     return rows
 
 
+_COUNT_WORDS = ("no", "one", "two", "three", "four", "five", "six")
+
+
+def count_styles(value: int, noun: str, i: int) -> list[tuple[str, str, Any, str]]:
+    """Return count answers (expected: int; ``noun``: what is counted, e.g. ``aromatic rings``)."""
+    word = _COUNT_WORDS[value] if value < len(_COUNT_WORDS) else str(value)
+    return [
+        ("terse", str(value), value, ""),
+        ("sentence", f"It has {word} {noun}.", value, "a number word"),
+        ("there-are", f"There are {value} {noun}.", value, ""),
+        ("markdown-bold", f"**{value}**", value, ""),
+        ("latex-boxed", f"\\boxed{{{value}}}", value, ""),
+        ("tag", f"<answer>{value}</answer>", value, ""),
+        ("cot-answer-line", f"Counting ring by ring: {value + 1} bonds close nothing new.\nAnswer: {value}",
+         value, "the reasoning holds other numbers; the Answer: line decides"),
+        ("word-capitalised", f"{word.capitalize()} {noun}.", value, "a number word"),
+        ("range", f"{value} or {value + 1}", None, "alternatives: no answer"),
+        ("fraction", f"{value}.5", None, "a count is a whole number"),
+        ("negative", f"-{value + 1}", None, "a count is never negative"),
+        ("refusal", "I cannot count the rings without a structure drawing.", None, "refusal"),
+        ("leading-blank", f"\n\n{value}", value, ""),
+        ("vague", "several", None, "not a number"),
+    ]
+
+
 def number_styles(value: float, unit: str, i: int) -> list[tuple[str, str, Any, str]]:
     """Return number answers (expected: the float as written)."""
     s = _num(value)
@@ -329,6 +363,13 @@ TRACK_TASKS: tuple[tuple[str, str, str], ...] = (
     ("T5", "hbd_gt_2", "label"),
     ("T5", "bace", "label"),
     ("T5", "reconstruction", "smiles"),
+    # issue 33: appended, so that the rotation of styles over the earlier tasks is unchanged
+    ("T4", "ring_count", "count"),
+    ("T4", "aromatic_ring_count", "count"),
+    ("T4", "clinical_toxicity", "label"),
+    ("T4", "bbb_penetration", "label"),
+    ("T4", "equivalence", "label"),
+    ("T4", "similarity", "label"),
 )
 UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aqueous_solubility": "log units",
          "log_solubility": "(log S)"}  # fmt: skip

@@ -3,7 +3,10 @@
 Reads the molecule out of each question (the questions of the consistency track name it as "the molecule
 with the SMILES …" or "the molecule named …"; those of the prompt-robustness track are matched against its
 published templates, every wording), parses it with RDKit or OPSIN, and answers with RDKit: IUPAC name →
-SMILES, molecular formula, molecular weight, Lipinski's rule of five. The identity-blinded track's questions
+SMILES, molecular formula, molecular weight, Lipinski's rule of five, ring and aromatic ring counts (SMILES,
+names, SELFIES and InChI read back through the board's notation registry), whether two SMILES are the same
+molecule (canonical SMILES equal) and which of two molecules is more similar to a third (Morgan Tanimoto,
+the similarity the question's truth is defined by). The identity-blinded track's questions
 (T5) are read line by line: the target is the molecule shown (C0) or the source after the edit, whose
 description is read back into groups and a site (:func:`read_edit`) and applied with
 :func:`evaluators.tracks.identity_blinded.edits.description_outcomes` (answered only when the reading has
@@ -19,12 +22,13 @@ import os
 import re
 import tempfile
 
-from rdkit import Chem, RDLogger
-from rdkit.Chem import Crippen, Descriptors, Lipinski, rdMolDescriptors
+from rdkit import Chem, DataStructs, RDLogger
+from rdkit.Chem import Crippen, Descriptors, Lipinski, rdFingerprintGenerator, rdMolDescriptors
 
 from evaluators.adapters import Completion, GenerativeAdapter
 from evaluators.asking.protocol import ANSWER_LINE
 from evaluators.datasets.edit_pairs import BINARY_LABELS
+from evaluators.notations.representations import get_representation
 from evaluators.tracks.identity_blinded import RECONSTRUCTION, WORDINGS
 from evaluators.tracks.identity_blinded.edit_groups import ELEMENTS
 from evaluators.tracks.identity_blinded.edits import HYDROGEN, description_outcomes, group_names
@@ -32,6 +36,7 @@ from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
 RDLogger.DisableLog("rdApp.*")
 _PROTOCOL = ANSWER_LINE.split("{", 1)[0]
+_MORGAN = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
 
 _MOLECULE = r"the molecule (?P<how>with the SMILES|named) (?P<text>.+?)"
 _QUESTIONS = (
@@ -41,9 +46,15 @@ _QUESTIONS = (
 )
 
 
-#: T4 task → the T3 task whose tool answers it (translations keep their direction).
+#: T4 task → the T3 task whose tool answers it (translations keep their direction), or its own tool.
 _T4_TASKS = {"formula": "formula", "lipinski": "lipinski", "molecular_weight": "molecular_weight",
-             "iupac_to_smiles": "translation", "smiles_to_iupac": "translation"}  # fmt: skip
+             "iupac_to_smiles": "translation", "smiles_to_iupac": "translation", "ring_count": "ring_count",
+             "aromatic_ring_count": "aromatic_ring_count", "equivalence": "equivalence",
+             "similarity": "similarity"}  # fmt: skip
+#: How a T4 representation is read back (names go to OPSIN in one batch; the others through the registry).
+_HOW = {"iupac": "named", "smiles": "with the SMILES", "selfies": "selfies", "inchi": "inchi"}
+_EQUIVALENCE = re.compile(r"^(?P<a>\S+) and (?P<b>\S+)$")
+_TRIO = re.compile(r"^A: (?P<a>.+?), B: (?P<b>.+?), C: (?P<c>.+)$", re.S)
 
 
 def _template_patterns() -> list[tuple[str, str, re.Pattern]]:
@@ -53,7 +64,7 @@ def _template_patterns() -> list[tuple[str, str, re.Pattern]]:
         if s.task not in _T4_TASKS:
             continue
         for rep in s.representations:
-            how = "named" if rep == "iupac" else "with the SMILES"
+            how = _HOW[rep]
             for template in s.templates:
                 parts = s.prompt(template, rep, "\x00").split("\x00")
                 pattern = "^" + re.escape(parts[0]) + "(?P<text>.+?)" + re.escape(parts[1]) + "$"
@@ -197,6 +208,36 @@ def _lipinski(mol: Chem.Mol) -> str:
     return "yes" if sum(violations) <= 1 else "no"
 
 
+def _read(how: str, text: str) -> Chem.Mol | None:
+    """The molecule of a SMILES, SELFIES or InChI shown (names: OPSIN, in a batch)."""
+    if how in ("selfies", "inchi"):
+        smiles = get_representation(how).read(text)
+        return Chem.MolFromSmiles(smiles) if smiles else None
+    return Chem.MolFromSmiles(text)
+
+
+def _trio(text: str) -> tuple[str, ...]:
+    match = _TRIO.match(text)
+    return (match["a"], match["b"], match["c"]) if match else ()
+
+
+def _relational(task: str, how: str, text: str, by_name: dict[str, Chem.Mol | None]) -> str:
+    """Answer the equivalence (canonical SMILES equal) or similarity (Morgan r=2 Tanimoto) question."""
+    if task == "equivalence":
+        match = _EQUIVALENCE.match(text)
+        mols = [Chem.MolFromSmiles(match[k]) for k in "ab"] if match else []
+        if len(mols) != 2 or None in mols:
+            return ""
+        return "yes" if Chem.MolToSmiles(mols[0]) == Chem.MolToSmiles(mols[1]) else "no"
+    parts = _trio(text)
+    mols = [by_name.get(p) if how == "named" else Chem.MolFromSmiles(p) for p in parts]
+    if len(mols) != 3 or None in mols:
+        return ""
+    fps = [_MORGAN.GetFingerprint(m) for m in mols]
+    ab, ac = (DataStructs.TanimotoSimilarity(fps[0], fps[i]) for i in (1, 2))
+    return "" if ab == ac else ("yes" if ab > ac else "no")
+
+
 class ToolAnswerer(GenerativeAdapter):
     """Answers with exact tools where one exists; abstains (empty answer) elsewhere."""
 
@@ -204,7 +245,9 @@ class ToolAnswerer(GenerativeAdapter):
         parsed = [_parse(request.prompt) for request in requests]
         blinded = [_parse_t5(request.prompt) for request in requests]
         # One OPSIN call for the distinct names (T4 asks about each name in six wordings).
-        names = [text for task, how, text in parsed if task and how == "named"]
+        names = [text for task, how, text in parsed if task and how == "named" and task != "similarity"]
+        names += [n for task, how, text in parsed if task == "similarity" and how == "named"
+                  for n in _trio(text)]  # fmt: skip
         names += [b[2] for b in blinded if b is not None and b[1] == "IUPAC name"]
         names = list(dict.fromkeys(names))
         by_name = dict(zip(names, _names_to_mols(names), strict=True))
@@ -215,9 +258,12 @@ class ToolAnswerer(GenerativeAdapter):
                 answer = _t5_answer(b[0], mol, b[2] if b[1] == "SMILES" else None, b[3])
                 answers.append(Completion(request.id, answer, "stop"))
                 continue
+            if task in ("equivalence", "similarity"):
+                answers.append(Completion(request.id, _relational(task, how, text, by_name), "stop"))
+                continue
             mol = None
             if task is not None:
-                mol = by_name[text] if how == "named" else Chem.MolFromSmiles(text)
+                mol = by_name[text] if how == "named" else _read(how, text)
             answer = ""
             if mol is not None:
                 if task == "translation":
@@ -229,6 +275,10 @@ class ToolAnswerer(GenerativeAdapter):
                     answer = _lipinski(mol)
                 elif task == "molecular_weight":
                     answer = f"{Descriptors.MolWt(mol):.2f}"
+                elif task == "ring_count":
+                    answer = str(rdMolDescriptors.CalcNumRings(mol))
+                elif task == "aromatic_ring_count":
+                    answer = str(rdMolDescriptors.CalcNumAromaticRings(mol))
             answers.append(Completion(request.id, answer, "stop"))
         self.report("generate", len(requests), len(requests))
         return answers

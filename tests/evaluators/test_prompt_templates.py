@@ -13,6 +13,7 @@ from evaluators.tracks.prompt_robustness.templates import (
     TEMPLATES_FILE,
     load_template_sets,
 )
+from evaluators.tracks.prompt_robustness.templates import WHAT as T4_WHAT
 
 SETS = load_template_sets()
 
@@ -36,7 +37,8 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
             assert prompt.count("MOLECULE") == 1 and "{" not in prompt
             question, protocol_line = prompt.rsplit("\n", 1)
             assert question.endswith(" " + s.instruction[rep])
-            assert protocol_line == ANSWER_LINE.format(what=WHAT[s.answer[rep]])  # the same for every model
+            what = {**WHAT, **T4_WHAT}[s.answer[rep]]
+            assert protocol_line == ANSWER_LINE.format(what=what)  # the same for every model
             assert all(k.lower() in prompt.lower() for k in s.keywords)
             if len(s.representations) > 1:
                 assert s.notation[rep] in prompt

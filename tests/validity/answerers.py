@@ -63,6 +63,8 @@ def write(kind: str, value: Any, case: Case) -> str:
         return "yes" if value else "no"
     if kind == "number":
         return repr(float(value))
+    if kind == "count":
+        return str(int(value))
     if kind == "name":
         return case.names.get(value, "")
     return str(value)
@@ -98,7 +100,8 @@ def biased_oracle(q: Question, case: Case) -> str:
     return random_valid("biased", q, case)
 
 
-_PER_KIND = {"label": "yes", "number": "0", "smiles": "CCO", "name": "ethanol", "formula": "C2H6O"}
+_PER_KIND = {"label": "yes", "number": "0", "smiles": "CCO", "name": "ethanol", "formula": "C2H6O",
+             "count": "1"}  # fmt: skip
 
 
 def constant(text: str) -> Answerer:

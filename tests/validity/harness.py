@@ -31,7 +31,7 @@ REFERENCE = "noisy_oracle"
 #: Track → (data set, number of records scored): small but real samples (the whole module stays < 60 s).
 SAMPLES: dict[str, tuple[str, int]] = {
     "consistency": ("freesolv", 40),
-    "prompt_robustness": ("freesolv", 16),
+    "prompt_robustness": ("freesolv", 48),  # 48: enough for the similarity question to find pairs
     # Per (task, group), see _edit_pairs_sample; 0: the hand-made pairs of test_identity_blinded_track.py.
     "identity_blinded": ("edit-pairs", 30),
 }
@@ -39,6 +39,8 @@ SAMPLES: dict[str, tuple[str, int]] = {
 #: Lipinski, ΔG_hyd; the name pairs: translation, formula, Lipinski; the reactions: reaction).
 MORE_SAMPLES: dict[str, tuple[tuple[str, int], ...]] = {
     "consistency": (("smiles-iupac-pairs", 30), ("reactions-smiles-iupac", 24)),
+    # T4's classification tasks (issue 33): balanced samples of the measured labels.
+    "prompt_robustness": (("clintox", 16), ("bbbp", 16)),
 }
 
 
@@ -86,12 +88,11 @@ def consistency_case(records) -> tuple[AskingTrack, list[Question], Case]:
 
 def prompt_robustness_case(records) -> tuple[AskingTrack, list[Question], Case]:
     """T4 on ``records``: the track's questions and its own truths (``TRUTHS``)."""
-    from evaluators.tracks.prompt_robustness import TRUTHS, PromptRobustnessTrack
+    from evaluators.tracks.prompt_robustness import PromptRobustnessTrack
 
     track = PromptRobustnessTrack(TrackOptions())
     questions = track.questions(records)
-    by_id = {str(r["id"]): r for r in records}
-    truths = {q.request.id: TRUTHS[q.task.task](by_id[q.item], q.kind) for q in questions}
+    truths = track.truths(questions, records)  # relational truths depend on the other records
     return track, questions, Case(truths, _pools(questions, truths), _names(records))
 
 
@@ -156,9 +157,10 @@ def sample_records(track: str, data_root: Path, dataset: str | None = None) -> l
             return [dict(r) for r in RECORDS]
         return _edit_pairs_sample(load_records(dataset, data_root), n)
     if track == "prompt_robustness":
-        from evaluators.tracks.prompt_robustness import sample
+        from evaluators.tracks.prompt_robustness import balance_field, sample
 
-        return sample(load_records(dataset, data_root), 0, n)
+        records = load_records(dataset, data_root)
+        return sample(records, 0, n, by=balance_field(records))
     return load_records(dataset, data_root, limit=n)
 
 

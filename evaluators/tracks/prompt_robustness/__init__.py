@@ -3,8 +3,13 @@
 Paper: ChemDIRT (``../shared/papers/chemdirt-instruction-representation-benchmark.txt``): equivalent wordings
 of one instruction move a model's accuracy by tens of points and reorder models. Every task of
 ``prompt_templates.json`` (:mod:`evaluators.tracks.prompt_robustness.templates`) is asked with each of its
-templates and in each of its representations (SMILES, IUPAC name, and molecular formulas for reactions), about
-the same fixed sample of :data:`ITEMS_PER_DATASET` records of a data set.
+templates and in each of its representations (SMILES, IUPAC name, SELFIES and InChI where the task lists them,
+and molecular formulas for reactions), about the same fixed sample of :data:`ITEMS_PER_DATASET` records of a
+data set (class-balanced for the classification sets). ChemDIRT's categories on the board (issue 33):
+property and descriptor questions (formula, weight, Lipinski, measured values), recognition (ring and
+aromatic ring counts), classification (ClinTox toxicity, BBBP penetration), relational (are two SMILES the
+same molecule, which of two molecules is more similar to a third: :mod:`.relational`), translation (name ↔
+SMILES) and reaction prediction; truths in :mod:`.truths`.
 
 Two halves, as in T3 (:mod:`evaluators.asking`):
 
@@ -17,11 +22,11 @@ Two halves, as in T3 (:mod:`evaluators.asking`):
   templates (``template`` = ``-``: mean, SD, min, max, worst, spread of the primary score).
 
 Headline (issue 28): per task and representation, the task's primary score (exact-match accuracy; balanced
-accuracy for yes/no; for numbers the MAE over every asked item with an invalid answer charged the bounded
-:func:`~evaluators.answers.ranges.invalid_error`) averaged over templates, and the same score under the
-worst template. A constant answer is equally bad under every wording, so the old headline, the spread best
-− worst, was 0 — the best — for it; the spread and SD are still reported beside the mean, not ranked.
-Criteria where an honest but imperfect answerer cannot be told from a constant (FreeSolv's Lipinski
+accuracy for yes/no and counts; for numbers the MAE over every asked item with an invalid answer charged the
+bounded :func:`~evaluators.answers.ranges.invalid_error`) averaged over templates, and the same score
+under the worst template. A constant answer is equally bad under every wording, so the old headline, the
+spread best − worst, was 0 — the best — for it; the spread and SD are still reported beside the mean, not
+ranked. Criteria where an honest but imperfect answerer cannot be told from a constant (FreeSolv's Lipinski
 question: every molecule passes) are declared :attr:`~evaluators.schema.Criterion.flat`.
 """
 
@@ -29,7 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,6 +57,7 @@ from evaluators.metrics import GRADING_SPECS, register_metric
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS
+from evaluators.tracks.prompt_robustness.relational import COMPOSERS, Posed
 from evaluators.tracks.prompt_robustness.scores import (
     PRIMARY,
     SUMMARY_STATS,
@@ -60,6 +66,7 @@ from evaluators.tracks.prompt_robustness.scores import (
     template_metrics,
 )
 from evaluators.tracks.prompt_robustness.templates import TemplateSet, load_template_sets
+from evaluators.tracks.prompt_robustness.truths import TRUTHS, formula_of
 
 TRACK = "prompt_robustness"
 ANSWERS = "template_answers.csv.gz"
@@ -69,16 +76,18 @@ ITEMS_PER_DATASET = 200
 TEMPERATURE = 0.0
 #: Generation budget of a direct model per answer kind (room for "Answer: " and a short sentence; a chat
 #: model gets the answer protocol's larger budget, evaluators.asking.protocol).
-MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 32, "number": 32}
+MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 32, "number": 32, "count": 32}
 #: Characters of a completion kept in the per-item table.
 SHOWN_CHARS = 120
 SETS: tuple[TemplateSet, ...] = load_template_sets()
-REPRESENTATIONS = ("smiles", "iupac", "formula")
+REPRESENTATIONS = ("smiles", "iupac", "selfies", "inchi", "formula")
+#: Representations written by the notation registry (:func:`written`).
+_REGISTERED = ("selfies", "inchi")
 
 #: Primary score → (higher is better, low, high): what the statistics over templates are of.
 _DIRECTION = {"accuracy": (True, 0.0, 1.0), "balanced_accuracy": (True, 0.0, 1.0),
               "mae_charged": (False, 0.0, math.inf)}  # fmt: skip
-_SCORE_TEXT = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy (yes/no)",
+_SCORE_TEXT = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy (yes/no, counts)",
                "mae_charged": "MAE with invalid answers charged"}  # fmt: skip
 #: The FreeSolv Lipinski truth is "yes" for all 642 molecules (measured): one class, so balanced
 #: accuracy is recall on "yes", and the constant "yes" scores 1.0 above any imperfect model.
@@ -113,7 +122,7 @@ for _spec in (
 
 
 # --------------------------------------------------------------------------------------------------------
-# Ground truth: one function per task (a new task is one JSON entry and one function here)
+# What is asked: the molecule written per representation, the fixed sample, the truths
 
 
 def _mol(smiles: str):
@@ -122,53 +131,31 @@ def _mol(smiles: str):
     return Chem.MolFromSmiles(smiles)
 
 
-def _formula(smiles: str) -> str | None:
-    from rdkit.Chem import rdMolDescriptors
-
-    from evaluators.answers import normalise_formula
-
-    mol = _mol(smiles)
-    return None if mol is None else normalise_formula(rdMolDescriptors.CalcMolFormula(mol))
-
-
-def _weight(smiles: str) -> float | None:
-    from rdkit.Chem import Descriptors
-
-    mol = _mol(smiles)
-    return None if mol is None else float(Descriptors.MolWt(mol))
-
-
-def _lipinski(smiles: str) -> bool | None:
-    from evaluators.asking.tasks import TASKS, truth
-
-    return truth(next(t for t in TASKS if t.name == "lipinski"), {"smiles": smiles})
-
-
-#: Task → truth(record, answer kind): the normalised true answer (RDKit; average atomic masses for MolWt).
-TRUTHS: dict[str, Callable[[dict[str, str], str], Any]] = {
-    "formula": lambda r, kind: _formula(r["smiles"]),
-    "molecular_weight": lambda r, kind: _weight(r["smiles"]),
-    "lipinski": lambda r, kind: _lipinski(r["smiles"]),
-    "hydration_free_energy": lambda r, kind: float(r["value"]),
-    "aqueous_solubility": lambda r, kind: float(r["log_solubility"]),
-    "iupac_to_smiles": lambda r, kind: canonical_smiles(r["smiles"]),
-    "smiles_to_iupac": lambda r, kind: canonical_smiles(r["smiles"]),
-    "forward_reaction": lambda r, kind: (
-        _formula(r["product_smiles"]) if kind == "formula" else canonical_smiles(r["product_smiles"])
-    ),
-}
-
-
 def written(template_set: TemplateSet, representation: str, record: dict[str, str]) -> str:
     """Write the molecule (or the reactants) of ``record`` in ``representation``.
 
     SMILES: RDKit canonical per ``.``-separated component; IUPAC: the record's name(s) as given; formula:
     the molecular formula of each component, joined by `` + ``. A component RDKit cannot read stays as
-    written (the model sees what the data set holds).
+    written (the model sees what the data set holds). SELFIES and InChI: the notation registry's writing
+    (:mod:`evaluators.notations.representations`), only where it reads back as the same molecule
+    (stereo and tautomer included), so the truth computed from the SMILES is the truth of what is shown.
+
+    Raises
+    ------
+    NotWritable
+        The molecule cannot be written in that notation (the question is not asked).
     """
     text = str(record[template_set.inputs[representation]])
     if representation == "iupac":
         return text
+    if representation in _REGISTERED:
+        from evaluators.notations.representations import NotWritable, get_representation
+
+        notation = get_representation(representation)
+        out = notation.write(text)
+        if notation.read(out) != canonical_smiles(text):
+            raise NotWritable(f"the {notation.label} of {text[:80]!r} reads back as another molecule")
+        return out
     if representation == "formula":
         from rdkit.Chem import rdMolDescriptors
 
@@ -177,17 +164,47 @@ def written(template_set: TemplateSet, representation: str, record: dict[str, st
     return ".".join(canonical_smiles(p) or p for p in text.split("."))
 
 
-def sample(records: Sequence[dict[str, str]], seed: int, n: int = ITEMS_PER_DATASET) -> list[dict[str, str]]:
+def _written_all(template_set: TemplateSet, representation: str, chosen: Sequence[dict[str, str]]
+                 ) -> dict[str, str]:  # fmt: skip
+    """:func:`written` for every record that can be written so (the others are not asked in it)."""
+    from evaluators.notations.representations import NotWritable
+
+    out = {}
+    for r in chosen:
+        try:
+            out[r["id"]] = written(template_set, representation, r)
+        except NotWritable:
+            continue
+    return out
+
+
+def sample(
+    records: Sequence[dict[str, str]], seed: int, n: int = ITEMS_PER_DATASET, by: str | None = None
+) -> list[dict[str, str]]:
     """Return the fixed sample asked: the first ``n`` records in ``sha256(seed|id)`` order.
 
     They keep their file order. The choice does not depend on the file's order, and a record added later
-    displaces at most one (every id keeps its place in the hash order).
+    displaces at most one (every id keeps its place in the hash order). With ``by`` (a binary label field,
+    as in ClinTox where 7 % are toxic), the first ``n // 2`` of each class: balanced accuracy on 15
+    positives would be noise.
     """
     def key(record: dict[str, str]) -> str:
         return hashlib.sha256(f"{seed}|{record['id']}".encode()).hexdigest()
 
-    chosen = {r["id"] for r in sorted(records, key=key)[:n]}
+    ordered = sorted(records, key=key)
+    if by is None:
+        chosen = {r["id"] for r in ordered[:n]}
+    else:
+        classes: dict[str, list[str]] = {}
+        for r in ordered:
+            classes.setdefault(str(r[by]), []).append(r["id"])
+        chosen = {i for ids in classes.values() for i in ids[: n // max(1, len(classes))]}
     return [r for r in records if r["id"] in chosen]
+
+
+def balance_field(records: Sequence[dict[str, str]]) -> str | None:
+    """Return the binary label field a classification set's sample is balanced on (:func:`sample`), if any."""
+    return next((s.balance for s in applicable(records) if s.balance), None)
 
 
 def applicable(records: Sequence[dict[str, str]]) -> list[TemplateSet]:
@@ -197,6 +214,14 @@ def applicable(records: Sequence[dict[str, str]]) -> list[TemplateSet]:
     return [s for s in SETS if all(all(str(r.get(f) or "").strip() for f in s.fields) for r in records)]
 
 
+def composed(
+    template_set: TemplateSet, records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
+) -> dict[str, Posed] | None:
+    """Return a relational task's items on the sample (:mod:`.relational`); ``None`` for other tasks."""
+    compose = COMPOSERS.get(template_set.task)
+    return None if compose is None else compose(records, chosen, seed)
+
+
 def _echoes(template_set: TemplateSet, record: dict[str, str], kind: str) -> set[str]:
     """Return a reaction's inputs, whole and per component, normalised as ``kind`` (an echo is no answer).
 
@@ -204,7 +229,7 @@ def _echoes(template_set: TemplateSet, record: dict[str, str], kind: str) -> set
     """
     source = record[template_set.inputs["smiles"]]
     if kind == "formula":
-        found = {_formula(source), *(_formula(p) for p in source.split("."))}
+        found = {formula_of(source), *(formula_of(p) for p in source.split("."))}
     else:
         found = {canonical_smiles(source), *(canonical_smiles(p) for p in source.split("."))}
     return {s for s in found if s}
@@ -218,7 +243,9 @@ class PromptRobustnessTrack(AskingTrack):
     #: 3 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's files.
     #: 5 (issue 31 item 4): structures graded strictly at the layers the input carries and leniently, wrong
     #: ones classified; items whose name shown cannot be verified as the compound left out and counted.
-    version = 5
+    #: 6 (issue 33): recognition (ring counts), classification (ClinTox, BBBP), relational (equivalence,
+    #: similarity) tasks; SELFIES and InChI writings; counts scored by balanced accuracy.
+    version = 6
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -230,7 +257,8 @@ class PromptRobustnessTrack(AskingTrack):
         Dimension("task", "The question asked.", values=tuple(s.task for s in SETS),
                   labels=tuple((s.task, s.label) for s in SETS)),
         Dimension("representation", "How the molecule was written.", values=REPRESENTATIONS,
-                  labels=(("smiles", "SMILES"), ("iupac", "IUPAC name"), ("formula", "molecular formula"))),
+                  labels=(("smiles", "SMILES"), ("iupac", "IUPAC name"), ("selfies", "SELFIES"),
+                          ("inchi", "InChI"), ("formula", "molecular formula"))),
         Dimension("template", "The wording's id (`-`: statistics over all templates).",
                   values=tuple(dict.fromkeys(t.id for s in SETS for t in s.templates))),
     )  # fmt: skip
@@ -247,10 +275,10 @@ class PromptRobustnessTrack(AskingTrack):
         Criterion("accuracy_worst", (("template", "-"),), ("task", "representation"),
                   "Accuracy under the worst template (structures, formulas)"),
         Criterion("balanced_accuracy_mean", (("template", "-"),), ("task", "representation"),
-                  "Balanced accuracy averaged over the templates (yes/no)",
+                  "Balanced accuracy averaged over the templates (yes/no, counts)",
                   flat=tuple((f"freesolv/lipinski/{r}", _ONE_CLASS) for r in ("smiles", "iupac"))),
         Criterion("balanced_accuracy_worst", (("template", "-"),), ("task", "representation"),
-                  "Balanced accuracy under the worst template (yes/no)",
+                  "Balanced accuracy under the worst template (yes/no, counts)",
                   flat=tuple((f"freesolv/lipinski/{r}", _ONE_CLASS) for r in ("smiles", "iupac"))),
         Criterion("mae_charged_mean", (("template", "-"),), ("task", "representation"),
                   "MAE averaged over the templates, invalid charged (numeric tasks; lower is better)"),
@@ -300,25 +328,66 @@ class PromptRobustnessTrack(AskingTrack):
 
         Keys: ``task|representation|template|record id``.
         """
-        chosen = sample(records, self.options.seed)
+        seed = self.options.seed
+        chosen = sample(records, seed, by=balance_field(records))
         out = []
         for s in applicable(chosen):
+            posed = composed(s, records, chosen, seed)
             for representation in s.representations:
                 kind = s.answer[representation]
-                texts = {r["id"]: written(s, representation, r) for r in chosen}
+                if posed is None:
+                    texts = _written_all(s, representation, chosen)
+                else:  # relational: only the items the composer could pose, in their own texts
+                    texts = {i: p.texts[representation] for i, p in posed.items()
+                             if representation in p.texts}  # fmt: skip
                 budget, stop = self.decoding(MAX_NEW_TOKENS[kind])
                 for template in s.templates:
                     for record in chosen:
                         item = str(record["id"])
+                        if item not in texts:
+                            continue
                         request = GenerationRequest(
                             id=f"{s.task}|{representation}|{template.id}|{item}",
                             prompt=s.prompt(template, representation, texts[item]),
                             max_new_tokens=budget,
                             temperature=TEMPERATURE,
-                            seed=self.options.seed,
+                            seed=seed,
                             stop=stop,
                         )
                         out.append(Question(request, s, representation, item, texts[item], kind, template.id))
+        return out
+
+    def _posed(self, questions: Sequence[Question], records: Sequence[dict[str, str]]
+               ) -> dict[str, dict[str, Posed]]:  # fmt: skip
+        """Return the relational items of ``questions``' tasks, posed again on the same sample.
+
+        Task → item id → :class:`~evaluators.tracks.prompt_robustness.relational.Posed`.
+        """
+        seed = self.options.seed
+        chosen = sample(records, seed, by=balance_field(records))
+        sets = {q.task.task: q.task for q in questions if q.task.task in COMPOSERS}
+        return {name: composed(s, records, chosen, seed) or {} for name, s in sets.items()}
+
+    def truths(self, questions: Sequence[Question], records: Sequence[dict[str, str]]) -> dict[str, Any]:
+        """Return the normalised truth of every question, by request id (``None``: not computable).
+
+        Single-molecule tasks: :data:`~evaluators.tracks.prompt_robustness.truths.TRUTHS` on the record;
+        relational ones: the composer's (:mod:`~evaluators.tracks.prompt_robustness.relational`), posed again
+        on the same sample.
+        """
+        by_record = {str(r["id"]): r for r in records}
+        posed = self._posed(questions, records)
+        cache: dict[tuple[str, str, str], Any] = {}
+        out: dict[str, Any] = {}
+        for q in questions:
+            key = (q.task.task, q.kind, q.item)
+            if key not in cache:
+                if q.task.task in posed:
+                    found = posed[q.task.task].get(q.item)
+                    cache[key] = None if found is None else found.truth
+                else:
+                    cache[key] = TRUTHS[q.task.task](by_record[q.item], q.kind)
+            out[q.request.id] = cache[key]
         return out
 
     def score(self, result: TrackResult, *, out_dir: Path, data_dir: Path) -> TrackResult:
@@ -332,17 +401,16 @@ class PromptRobustnessTrack(AskingTrack):
         rules: dict[str, str] = {}
         answers = normalise_answers(questions, texts, refused=refused, rules=rules)
         by_record = {str(r["id"]): r for r in records}
-        truths: dict[tuple[str, str, str], Any] = {}
-        for q in questions:
-            key = (q.task.task, q.kind, q.item)
-            if key not in truths:
-                truths[key] = TRUTHS[q.task.task](by_record[q.item], q.kind)
-        levels = _levels(questions, by_record)
+        truth_of = self.truths(questions, records)
+        posed = self._posed(questions, records)
+        members = {q.request.id: posed[q.task.task][q.item].members for q in questions
+                   if q.item in posed.get(q.task.task, {})}  # fmt: skip
+        levels = _levels(questions, by_record, members)
         # A record whose truth RDKit cannot compute (an unparsable SMILES in the data), or whose name shown
         # cannot be verified as the compound, is left out of the scores and counted, not held against the
         # model.
         scored = [q for q in questions
-                  if truths[(q.task.task, q.kind, q.item)] is not None and levels[q.request.id] is not None]
+                  if truth_of[q.request.id] is not None and levels[q.request.id] is not None]  # fmt: skip
         excluded = {(q.task.task, q.representation, q.item)
                     for q in questions if levels[q.request.id] is None}  # fmt: skip
         echoes: dict[tuple[str, str, str], set[str]] = {}
@@ -356,7 +424,7 @@ class PromptRobustnessTrack(AskingTrack):
                 if answer in echoes[key]:
                     answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
                     rules[q.request.id] = "echo"
-            scores[q.request.id] = item_scores(q.kind, answer, truths[(q.task.task, q.kind, q.item)],
+            scores[q.request.id] = item_scores(q.kind, answer, truth_of[q.request.id],
                                                q.task.task if q.kind == "number" else None,
                                                level=levels[q.request.id])  # fmt: skip
             if not scores[q.request.id]["valid"]:
@@ -368,19 +436,22 @@ class PromptRobustnessTrack(AskingTrack):
         rows = _rows(scored, scores, excluded)
         # The questions left out for want of a verifiable truth stay in the table (level ``excluded``, no
         # score): what the model answered is kept, and a rerun never shrinks the record.
-        tabled = [q for q in questions if truths[(q.task.task, q.kind, q.item)] is not None]
-        truth_of = {q.request.id: truths[(q.task.task, q.kind, q.item)] for q in tabled}
+        tabled = [q for q in questions if truth_of[q.request.id] is not None]
         _write_answers(out_dir / ANSWERS, tabled, texts, answers, truth_of, scores, rules, levels)
         counts = {**host_counts(result.counts, questions, texts, malformed, refused),
                   "n_unscored_questions": len(questions) - len(scored)}  # fmt: skip
         return replace(result, rows=tuple(rows), counts=counts, artifacts=(COMPLETIONS, ANSWERS))
 
 
-def _levels(questions: Sequence[Question], by_record: dict[str, dict[str, str]]) -> dict[str, str | None]:
+def _levels(
+    questions: Sequence[Question], by_record: dict[str, dict[str, str]], members: dict[str, tuple[str, ...]]
+) -> dict[str, str | None]:
     """Level each question is graded at (:func:`evaluators.asking.grading.item_level`), by request id.
 
     A question that shows a name is graded at the level where that name and the record's SMILES agree
     (reactants component by component), checked in one OPSIN batch per kind of input; ``None``: no truth.
+    A relational question that shows the names of other records (``members``) has a truth only when
+    every one of them is verified too.
     """
     found: dict[bool, dict[str, str | None]] = {}
     named = [q for q in questions if q.representation == "iupac"]
@@ -391,13 +462,20 @@ def _levels(questions: Sequence[Question], by_record: dict[str, dict[str, str]])
              str(by_record[q.item][q.task.inputs.get("smiles", "smiles")]))
             for q in chosen
         }  # fmt: skip
+        if not reactions:
+            rows |= {(m, str(by_record[m]["iupac"]), str(by_record[m]["smiles"]))
+                     for q in chosen for m in members.get(q.request.id, ())}  # fmt: skip
         found[reactions] = grading.levels_of(sorted(rows), components=reactions) if rows else {}
-    return {
-        q.request.id: grading.item_level(
+    out = {}
+    for q in questions:
+        level = grading.item_level(
             q.representation, found[q.task.inputs.get("iupac", "").startswith("reactants")], q.item
         )
-        for q in questions
-    }
+        shown = members.get(q.request.id, ())
+        if q.representation == "iupac" and any(found[False].get(m) is None for m in shown):
+            level = None
+        out[q.request.id] = level
+    return out
 
 
 def _rows(

@@ -9,12 +9,14 @@ Pure functions, host side. Definitions (issue 13 item 3, issue 28; ChemDIRT §II
 - **accuracy**: exact match, invalid = wrong: canonical SMILES equality (stereo included) for structures
   (a name is compared through OPSIN's structure) at the layers the input carries (a name without the
   stereo of the data set's SMILES is graded without stereo: :mod:`evaluators.asking.grading`),
-  element-count equality for formulas, equality for yes/no.
+  element-count equality for formulas, equality for yes/no and for counts (ring counts: a count is a
+  fact, not a measurement, so off by one is wrong).
 - **accuracy_lenient**, **wrong_<class>** (structures): the same compound up to stereo, tautomer and
   protonation; the share of answers wrong in each way (stereo only, tautomer, isomer, formula, none).
-- **balanced_accuracy** (yes/no answers): the mean recall over the classes present in the truth,
-  ``BA = (1/K) Σ_k |{i ∈ k : answer_i = truth_i}| / n_k`` (invalid = wrong). Plain accuracy rewards a
-  constant on an imbalanced set (a 90 %-"yes" set gives "yes" 0.90); BA gives any constant 1/K.
+- **balanced_accuracy** (yes/no answers and counts): the mean recall over the classes present in the
+  truth, ``BA = (1/K) Σ_k |{i ∈ k : answer_i = truth_i}| / n_k`` (invalid = wrong). Plain accuracy
+  rewards a constant on an imbalanced set (a 90 %-"yes" set gives "yes" 0.90; on FreeSolv half the
+  molecules have no aromatic ring, so "0" is right half the time); BA gives any constant 1/K.
 - **tanimoto_<fp>**: mean Tanimoto similarity over the valid structure answers
   (:mod:`evaluators.answers.similarity`: MACCS, Morgan r=2 as 2048 bits and as counts, RDKit path
   fingerprint).
@@ -26,9 +28,9 @@ Pure functions, host side. Definitions (issue 13 item 3, issue 28; ChemDIRT §II
 - **mae**, **rmse**: the paper's errors, over the valid numeric answers only (reported, not ranked; a
   model with 2 valid answers of 1 200 could have a small one).
 
-Over templates (:func:`over_templates`), for the task's primary score (:data:`PRIMARY`: accuracy,
-balanced accuracy for yes/no, charged MAE for numbers): mean, population SD, min, max, the worst case
-(min of an accuracy, max of an error) and the spread best − worst = max − min.
+Over templates (:func:`over_templates`), for the task's primary score (:data:`PRIMARY`: accuracy;
+balanced accuracy for yes/no and counts; charged MAE for numbers): mean, population SD, min, max, the
+worst case (min of an accuracy, max of an error) and the spread best − worst = max − min.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ __all__ = [
 
 #: Primary score per answer kind: what a template's score and the summaries over templates are of.
 PRIMARY = {"smiles": "accuracy", "name": "accuracy", "formula": "accuracy", "label": "balanced_accuracy",
-           "number": "mae_charged"}  # fmt: skip
+           "number": "mae_charged", "count": "balanced_accuracy"}  # fmt: skip
 #: Statistics over templates, in display order.
 SUMMARY_STATS = ("mean", "sd", "min", "max", "worst", "spread")
 _STRUCTURE = ("smiles", "name")
@@ -85,7 +87,8 @@ def item_scores(
         ``valid`` (1.0 or 0.0) and the kind's scores: ``accuracy`` (invalid = 0.0), the Tanimoto and
         formula similarities (``None`` when invalid); for structures also ``accuracy_lenient`` and the
         ``wrong_<class>`` indicators (:func:`evaluators.asking.grading.grade`); for yes/no also ``truth``
-        (1.0 or 0.0, the class of :func:`balanced_accuracy`); for numbers ``abs_error`` (``None`` when
+        (1.0 or 0.0, the class of :func:`balanced_accuracy`); for counts ``accuracy`` and ``truth`` (the true
+        count, its class); for numbers ``abs_error`` (``None`` when
         invalid) and ``error``, the error charged (``abs_error``, or
         :func:`~evaluators.answers.ranges.invalid_error` when invalid).
 
@@ -118,6 +121,9 @@ def item_scores(
     elif kind == "label":
         out["accuracy"] = float(valid and answer == truth)
         out["truth"] = float(bool(truth))
+    elif kind == "count":
+        out["accuracy"] = float(valid and int(answer) == int(truth))
+        out["truth"] = float(truth)
     elif kind == "number":
         out["abs_error"] = sim.absolute_error(answer, truth) if valid else None
         error = out["abs_error"]
@@ -177,7 +183,7 @@ def template_metrics(kind: str, scores: Sequence[dict[str, float | None]]) -> di
             out[key] = sum(values) / len(scores)
         elif values:
             out[key] = sum(values) / len(values)
-    if kind == "label":
+    if kind in ("label", "count"):
         ba = balanced_accuracy([float(s["accuracy"] or 0.0) for s in scores], [s["truth"] for s in scores])
         if ba is not None:
             out["balanced_accuracy"] = ba

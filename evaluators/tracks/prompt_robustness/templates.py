@@ -32,7 +32,11 @@ TEMPLATES_FILE = Path(__file__).with_name("prompt_templates.json")
 #: Fewest templates a task may have (the issue's minimum).
 MIN_TEMPLATES = 6
 #: How each representation is named in a prompt (a task may name them otherwise, e.g. in the plural).
-NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name", "formula": "molecular formula"}
+NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name", "selfies": "SELFIES", "inchi": "InChI",
+            "formula": "molecular formula"}
+#: What the answer protocol's last line calls an answer of a kind T3 never asks (the protocol's own words,
+#: :data:`evaluators.asking.protocol.WHAT`, are part of every track's definition and stay as they are).
+WHAT = {"count": "a whole number"}
 _ID = re.compile(r"^[a-z0-9_]{1,32}$")
 #: Phrases of an answer-format instruction: they belong to the task's ``instruction``, not to a template.
 _FORMAT = re.compile(r"\banswer (with|yes|only)\b|\bonly\.?$", re.IGNORECASE)
@@ -71,6 +75,9 @@ class TemplateSet:
         The wordings, in file order.
     notation : dict of str to str
         The words ``{notation}`` becomes, per representation.
+    balance : str
+        A binary record field (a measured label) the data set's sample is balanced on
+        (:func:`evaluators.tracks.prompt_robustness.sample`); ``""``: none.
     """
 
     task: str
@@ -83,6 +90,7 @@ class TemplateSet:
     instruction: dict[str, str]
     templates: tuple[Template, ...]
     notation: dict[str, str]
+    balance: str = ""
 
     @property
     def numeric(self) -> bool:
@@ -103,7 +111,8 @@ class TemplateSet:
 
         notation = self.notation[representation]
         text = template.text.replace("{notation}", notation).replace("{molecule}", molecule)
-        return with_protocol(f"{text} {self.instruction[representation]}", self.answer[representation])
+        kind = self.answer[representation]
+        return with_protocol(f"{text} {self.instruction[representation]}", kind, what=WHAT.get(kind, ""))
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""
@@ -116,6 +125,7 @@ class TemplateSet:
             "instruction": dict(self.instruction),
             "notation": dict(self.notation),
             "templates": {t.id: t.text for t in self.templates},
+            **({"balance": self.balance} if self.balance else {}),
         }
 
 
@@ -160,6 +170,9 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
             problems.append(f"template {t.id} does not mention {missing}")
         if _FORMAT.search(t.text):
             problems.append(f"template {t.id} states an answer format; that is the task's 'instruction'")
+    balance = entry.get("balance", "")
+    if balance and (balance not in entry.get("needs", ()) or set(answer.values()) != {"label"}):
+        problems.append(f"balance {balance!r} must be one of the task's 'needs' and the answers yes/no")
     if problems:
         raise ValueError(f"{where}: " + "; ".join(problems))
     return TemplateSet(
@@ -173,6 +186,7 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
         instruction=instruction,
         templates=templates,
         notation={r: notation[r] for r in reps if r in notation},
+        balance=str(entry.get("balance", "")),
     )
 
 
