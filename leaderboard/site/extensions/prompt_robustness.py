@@ -39,6 +39,15 @@ from leaderboard.tracks import track
 
 ANSWERS = "template_answers"
 _SETS = {s.task: s for s in SETS}
+#: ChemDIRT's reasoning category of each task (the paper's Table I), for the methodology page's catalogue.
+CATEGORIES = {
+    "formula": "property calculation", "molecular_weight": "property calculation",
+    "lipinski": "property calculation", "ring_count": "recognition", "aromatic_ring_count": "recognition",
+    "hydration_free_energy": "property prediction", "aqueous_solubility": "property prediction",
+    "iupac_to_smiles": "translation", "smiles_to_iupac": "translation", "clinical_toxicity": "classification",
+    "bbb_penetration": "classification", "equivalence": "relational", "similarity": "relational",
+    "forward_reaction": "reaction prediction",
+}  # fmt: skip
 
 
 def _label(dimension: str, value: str) -> str:
@@ -276,7 +285,8 @@ def methodology() -> list[str]:
     out = [
         "The prompt-robustness track [1] asks every question in six wordings (templates, written by the "
         "maintainers and reviewed like code: `evaluators/tracks/prompt_robustness/prompt_templates.json`) "
-        "and, where the data allow, in SMILES and as an IUPAC name (reactions also as molecular formulas). "
+        "and, where the data allow, in SMILES and as an IUPAC name, some also as SELFIES and InChI (asked "
+        "only where the string reads back as the same molecule; reactions also as molecular formulas). "
         "Every template of a task names the same inputs and ends with the same answer-format sentence; only "
         f"the wording differs. Each data set contributes a fixed sample of {ITEMS_PER_DATASET} records "
         "(the first in sha256(seed | id) order). Answers are extracted and normalised by fixed rules, as "
@@ -289,8 +299,8 @@ def methodology() -> list[str]:
                  "an invalid answer is counted, never scored as a zero error"],
                 ["accuracy", "exact match (canonical SMILES with stereo; formula element counts; yes/no); "
                  "invalid = wrong"],
-                ["balanced accuracy (yes/no)", "(recall on “yes” + recall on “no”) / 2 over the classes the "
-                 "truth has; invalid = wrong"],
+                ["balanced accuracy (yes/no, counts)", "mean recall over the classes the truth has (“yes” "
+                 "and “no”; each true count): a constant scores 1/K; invalid = wrong"],
                 ["Tanimoto (MACCS, Morgan r=2 bits / counts, RDKit)", "mean over valid structure answers"],
                 ["element cosine, atom F1", "mean over valid formula answers"],
                 ["MAE (invalid charged)", "(1/n) Σ eᵢ over every asked item: eᵢ = |ŷᵢ − yᵢ| for a valid "
@@ -304,8 +314,24 @@ def methodology() -> list[str]:
             ],
         ),  # fmt: skip
         "",
-        "Retrosynthesis is not asked: a product has many valid routes and the data record one, so there is "
-        "no exact ground truth.",
+        "Retrosynthesis is not asked yet: a product has many valid routes and the data record one, with its "
+        "reagents, so exact match would measure the data's bookkeeping (issue 33 keeps it open). "
+        "Description-based design is not asked: its truth would be a judgement of the design, not a "
+        "structure the answer can be compared with.",
+        "",
+        "**Tasks** (ChemDIRT's categories):",
+        "",
+        table(["Task", "Category", "Answer", "Notations", "Templates"],
+              [[esc(s.label), esc(CATEGORIES.get(s.task, "")), esc(", ".join(sorted(set(s.answer.values())))),
+                esc(", ".join(_label("representation", r) for r in s.representations)), str(len(s.templates))]
+               for s in SETS]),  # fmt: skip
+        "",
+        "Classification (ClinTox, BBBP): the measured label of the data set, on a sample of 100 molecules "
+        "per class. Relational questions: *same molecule?* shows a canonical SMILES and a random-order "
+        "SMILES of the same molecule or of a hard negative (its stereoisomer, an isomer of the set, a "
+        "one-atom edit), half each within molecules with and without stereo marks; *more similar?* shows A "
+        "with one of its ten nearest neighbours in the set and a molecule at least 0.2 less similar (Morgan "
+        "r=2 Tanimoto), the closer one as B on half the items.",
         "",
         "**Headline criteria** (per data set, task and representation; issue 28: none can be won by an "
         "answerer that does not read the molecule — `tests/validity` runs constant, abstaining, "
@@ -318,8 +344,9 @@ def methodology() -> list[str]:
                  "min over t of acc_t; acc_t = (1/n) Σ 1[answerᵢ = truthᵢ]", "↑", "the share of items "
                  "whose truth is that constant (≈ 0)", "0", "the chance a random molecule of the set is "
                  "the right one (≈ 1/n)"],
-                ["balanced accuracy mean / worst (yes/no)", "mean and min over t of (1/K) Σ_k recall_k", "↑",
-                 "1/K = 0.5 (1.0 where the truth has one class: declared flat)", "0", "≈ 0.5"],
+                ["balanced accuracy mean / worst (yes/no, counts)", "mean and min over t of (1/K) Σ_k "
+                 "recall_k", "↑", "1/K (0.5 for yes/no; 1.0 where the truth has one class: declared flat)",
+                 "0", "≈ 1/K"],
                 ["MAE mean / worst (numbers, invalid charged)", "mean and max over t of (1/n) Σ eᵢ", "↓",
                  "the constant's MAE (≈ the truth's mean absolute deviation when it is the mean)",
                  "(1/n) Σ max(yᵢ − low, high − yᵢ): worse than any valid answer", "≈ a third of the "
