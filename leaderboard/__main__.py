@@ -195,9 +195,10 @@ def _cards() -> list[dict]:
     """Model cards of every submission with a valid manifest (an invalid one is skipped)."""
     from leaderboard.intake.manifest import ManifestError, discover, load_submission
     from leaderboard.intake.training_record import read_training_record
-    from leaderboard.settings import ALLOWANCE_KINDS, allowances
+    from leaderboard.settings import ALLOWANCE_KINDS, allowances, references
 
     granted = allowances(REPO_ROOT)
+    listed = references(REPO_ROOT)
     cards = []
     for path in discover(REPO_ROOT / "submissions"):
         try:
@@ -205,7 +206,10 @@ def _cards() -> list[dict]:
         except ManifestError:
             continue
         allowed = [kind for kind in ALLOWANCE_KINDS if sub.id in granted[kind]]
-        cards.append({**sub.card(), "training": read_training_record(path.parent), "allowances": allowed})
+        card = {**sub.card(), "training": read_training_record(path.parent), "allowances": allowed}
+        if sub.id in listed:  # the maintainers' references (leaderboard/references.toml says why there)
+            card.update(reference=True, reference_note=sub.reference_note or listed[sub.id])
+        cards.append(card)
     return cards
 
 

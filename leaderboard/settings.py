@@ -32,10 +32,39 @@ from pathlib import Path
 ALLOWANCES = Path("leaderboard") / "allowances.toml"
 #: The kinds of grant (tables of :data:`ALLOWANCES`).
 ALLOWANCE_KINDS = ("pickle", "remote_code")
+#: The maintainers' list of reference submissions (shown on the boards, never ranked), relative to the root.
+REFERENCES = Path("leaderboard") / "references.toml"
 
 
 def _ids(value: str | None) -> frozenset[str]:
     return frozenset(s.strip() for s in (value or "").split(",") if s.strip())
+
+
+def references(repo_root: Path) -> dict[str, str]:
+    """Return the maintainers' references: submission id → why it is a reference (``[references]`` table).
+
+    These add to the manifests that declare ``reference: true``; the file says why the maintainers'
+    own references are listed here and not in their manifests. A missing file lists none.
+
+    Raises
+    ------
+    ValueError
+        If the file is not TOML, has another table, or an entry is not a non-empty string.
+    """
+    path = Path(repo_root) / REFERENCES
+    if not path.is_file():
+        return {}
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: not valid TOML ({exc}); fix the file") from None
+    table = raw.get("references", {})
+    if not isinstance(table, dict):
+        table = {"[references]": None}
+    bad = [k for k, v in table.items() if not isinstance(v, str) or not v.strip()]
+    if set(raw) - {"references"} or not isinstance(table, dict) or bad:
+        raise ValueError(f"{path}: one table [references] of id = \"why it is a reference\" (bad: {bad})")
+    return dict(table)
 
 
 def allowances(repo_root: Path) -> dict[str, dict[str, str]]:

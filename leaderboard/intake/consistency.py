@@ -236,6 +236,19 @@ def _pre_tokenizer_rule(known: Mapping[str, Any]) -> list[Violation]:
     return out
 
 
+def _reference_rule(known: Mapping[str, Any]) -> list[Violation]:
+    """Refuse a ``reference_note`` without ``reference: true``: it would explain nothing shown anywhere."""
+    if not known.get("reference_note") or known.get("reference") is not False:
+        return []
+    return [(
+        "reference_note",
+        known["reference_note"],
+        "'reference_note' says why the submission is a reference, but 'reference' is not true.",
+        "Add 'reference: true' (shown on the boards as a reference row, never ranked), or remove "
+        "'reference_note'.",
+    )]  # fmt: skip
+
+
 def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
     """Return every cross-field rule the manifest breaks, in a fixed order.
 
@@ -245,8 +258,9 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
         The fields that passed the schema, by YAML path, with their validated values: ``id``,
         ``adapter``, ``code`` (a ``CodeEntry`` or ``None``), ``tracks`` (``None``: not declared),
         ``trust_remote_code``, ``tokenizer.chat_template``, ``tokenizer.pre_tokenizer``, ``model`` (the whole
-        validated model), ``model.source``, ``model.architecture``, ``model.capabilities``, and ``fields_set``
-        (the top-level keys the manifest gives). A rule whose fields are missing is not checked.
+        validated model), ``model.source``, ``model.architecture``, ``model.capabilities``, ``reference``,
+        ``reference_note``, and ``fields_set`` (the top-level keys the manifest gives). A rule whose fields
+        are missing is not checked.
 
     Returns
     -------
@@ -254,8 +268,9 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
         ``(field, value, message, fix)`` per broken rule; empty when all hold.
     """
     if known.get("model.source") == "endpoint":  # no adapter, no image: the endpoint's own rules
-        return _endpoint(known)
+        return [*_endpoint(known), *_reference_rule(known)]
     out = _adapter_rules(known, known["adapter"]) if "adapter" in known else []
+    out.extend(_reference_rule(known))
     architecture, source = known.get("model.architecture"), known.get("model.source")
     if (
         source == "huggingface"

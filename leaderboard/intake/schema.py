@@ -231,6 +231,10 @@ class Submission(_Strict):
     )
     training_data: list[TrainingEntry] = Field(default_factory=list, max_length=50)
     tracks: list[Annotated[str, AfterValidator(_known_track)]] | None = None
+    #: A reference is shown on the boards as a reference row, never ranked (a fingerprint ceiling, a tool
+    #: user, constant answers): it is not a model, and its wins would move every model's score.
+    reference: bool = False
+    reference_note: Annotated[str, Field(max_length=300)] = ""
 
     @field_validator("id")
     @classmethod
@@ -276,6 +280,8 @@ class Submission(_Strict):
             "training_sources": [e.model_dump(exclude_defaults=True) for e in self.training_sources()],
             "pooling": self.pooling,
             "tracks": self.selected_tracks(),
+            "reference": self.reference,
+            "reference_note": self.reference_note,
         }
 
     def training_sources(self) -> list[TrainingSource]:

@@ -29,7 +29,7 @@ from leaderboard.intake.yaml_source import Parsed
 __all__ = ["schema_problem", "usable_fields"]
 
 #: Top-level fields and ``model`` fields the checks after the schema read (see :func:`usable_fields`).
-_TOP_FIELDS = ("id", "adapter", "code", "tracks", "trust_remote_code", "model")
+_TOP_FIELDS = ("id", "adapter", "code", "tracks", "trust_remote_code", "model", "reference", "reference_note")
 _MODEL_FIELDS = ("architecture", "capabilities", "allow_pickle", "path")
 
 # Fixes shown after the message, by the last field name of the error location.
@@ -256,11 +256,12 @@ def usable_fields(data: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) 
     Returns
     -------
     dict of str to Any
-        ``id``, ``adapter``, ``code``, ``tracks``, ``trust_remote_code``, ``model``,
-        ``tokenizer.chat_template``, ``tokenizer.pre_tokenizer``, ``model.source``, ``model.architecture``,
-        ``model.capabilities``, ``model.allow_pickle``, ``model.path`` — each only when neither it, nor a
-        field inside it, nor a mapping above it has an error (defaults for fields left out), so a check never
-        reads a value the schema refused; ``fields_set``: the top-level keys given.
+        ``id``, ``adapter``, ``code``, ``tracks``, ``trust_remote_code``, ``model``, ``reference``,
+        ``reference_note``, ``tokenizer.chat_template``, ``tokenizer.pre_tokenizer``, ``model.source``,
+        ``model.architecture``, ``model.capabilities``, ``model.allow_pickle``, ``model.path`` — each only
+        when neither it, nor a field inside it, nor a mapping above it has an error (defaults for fields
+        left out), so a check never reads a value the schema refused; ``fields_set``: the top-level keys
+        given.
     """
     bad = [tuple(str(p) for p in e["loc"] if p not in MODEL_SOURCES) for e in errors if e["loc"]]
 

@@ -58,7 +58,7 @@ from leaderboard.files import write_text
 from leaderboard.markdown import front_matter
 from leaderboard.site.blocks import Figures
 from leaderboard.site.exports import write_exports
-from leaderboard.site.intervals import headline_intervals, write_derived
+from leaderboard.site.intervals import board_intervals, headline_intervals, write_derived
 from leaderboard.site.molecules import Drawings
 from leaderboard.site.pages.downloads import downloads_page
 from leaderboard.site.pages.explorer import Explorer
@@ -121,6 +121,7 @@ def generate_pages(
     repo_root = Path(repo_root) if repo_root is not None else site_dir.resolve().parent
     data = load_site_data(site_dir)
     data.intervals, data.interval_note = headline_intervals(data, cache_dir)
+    data.board_intervals = board_intervals(data, cache_dir)
     write_derived(data, site_dir)
     data.files = tuple(name for name in data_files() if (site_dir / "data" / name).is_file())
     figures = Figures(site_dir)

@@ -21,17 +21,37 @@ import pandas as pd
 
 from leaderboard.files import atomic_open, write_json
 from leaderboard.markdown import esc
+from leaderboard.ranking.headline import Ranking
 from leaderboard.ranking.uncertainty import cached_rank_intervals, rank_intervals
 from leaderboard.site.extensions import extension
 from leaderboard.site.schema import BOOTSTRAP, DERIVED_FILES
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
 
-__all__ = ["headline_intervals", "headline_setting", "write_derived"]
+__all__ = ["board_intervals", "headline_intervals", "headline_setting", "ranking_intervals", "write_derived"]
 
 
 def headline_intervals(data: SiteData, cache_dir: Path | None) -> tuple[pd.DataFrame | None, str]:
-    """Bootstrap rank intervals of the Copeland ranking, or why there are none.
+    """Bootstrap rank intervals of the ranking over every track (:attr:`SiteData.ranking`), or why none.
+
+    See :func:`ranking_intervals`.
+    """
+    return ranking_intervals(data, data.ranking, cache_dir)
+
+
+def board_intervals(data: SiteData, cache_dir: Path | None) -> dict[str, tuple[pd.DataFrame | None, str]]:
+    """Bootstrap rank intervals of each board's ranking (:attr:`SiteData.boards`), by board name.
+
+    Each board is resampled on its own: its ranked models (never its references) and its own criteria
+    and weights, so an interval says how sure the board's own rank is (:func:`ranking_intervals`).
+    """
+    return {name: ranking_intervals(data, board.ranking, cache_dir) for name, board in data.boards.items()}
+
+
+def ranking_intervals(
+    data: SiteData, rk: Ranking, cache_dir: Path | None
+) -> tuple[pd.DataFrame | None, str]:
+    """Bootstrap rank intervals of a Copeland ranking of the board's results, or why there are none.
 
     The items are the headline criteria's, restricted to the ranked models and criteria, with the
     ranking's weights. Each interval is widened, if needed, to contain the rank shown on the overview
@@ -44,7 +64,6 @@ def headline_intervals(data: SiteData, cache_dir: Path | None) -> tuple[pd.DataF
     note : str
         Markdown saying why there are no intervals (empty when there are, or nothing is ranked).
     """
-    rk = data.ranking
     if rk.copeland.empty:
         return None, ""
     ranked_tracks = list(dict.fromkeys(str(t) for t in rk.criteria["track"]))

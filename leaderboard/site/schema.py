@@ -93,6 +93,8 @@ SUBMISSION_KEYS: tuple[str, ...] = (
     "tracks",
     "training",
     "allowances",
+    "reference",
+    "reference_note",
 )
 
 #: A submission id: the submission's folder name (also a page's file name).

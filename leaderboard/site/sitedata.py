@@ -12,14 +12,16 @@ Side effects: none (reading only).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from leaderboard.ranking.boards import Board, rank_boards
 from leaderboard.ranking.headline import Ranking, rank_headline
+from leaderboard.settings import references as listed_references
 from leaderboard.site.exports import read_results, read_tables
 from leaderboard.site.normalise import check_slug
 from leaderboard.site.schema import (
@@ -31,6 +33,9 @@ from leaderboard.site.schema import (
     SUBMISSIONS_FILE,
 )
 from leaderboard.tracks import table_specs, track, track_names
+
+#: The repository holding ``leaderboard/references.toml`` (the maintainers' references).
+_REPO_ROOT = Path(__file__).resolve().parents[2]
 
 __all__ = ["SiteData", "latest_runs", "load_site_data", "split_by_submission"]
 
@@ -54,7 +59,18 @@ class SiteData:
     intervals : pandas.DataFrame or None
         Bootstrap rank intervals (``None``: not computable; :attr:`interval_note` says why).
     ranking : leaderboard.ranking.headline.Ranking
-        The headline ranking of :attr:`results`.
+        The headline ranking of :attr:`results` over every track, references included: the ranking of the
+        derived data files (``rules.csv``, ``pairwise.csv``, ``rank_intervals.json``), kept as published.
+    listed_references : mapping of str to str, optional
+        The maintainers' references (id → why); ``None`` reads ``leaderboard/references.toml``.
+    references : dict of str to str
+        Every reference (id → note, possibly empty): the cards that declare ``reference: true`` and
+        :attr:`listed_references`.
+    boards : mapping of str to leaderboard.ranking.boards.Board
+        One ranking per kind of model (:data:`leaderboard.ranking.boards.BOARDS`), references placed but
+        not ranked: what the overview shows.
+    board_intervals : dict of str to (pandas.DataFrame or None, str)
+        Bootstrap rank intervals of each board's ranking and, when there are none, why (set by the build).
     ids : list of str
         Every submission with a manifest, a result or a run, sorted.
     seen : list of dict
@@ -72,7 +88,11 @@ class SiteData:
     intervals: pd.DataFrame | None = None
     interval_note: str = ""
     seen: list[dict[str, Any]] = field(default_factory=list)
+    listed_references: Mapping[str, str] | None = None
+    board_intervals: dict[str, tuple[pd.DataFrame | None, str]] = field(default_factory=dict)
     ranking: Ranking = field(init=False)
+    references: dict[str, str] = field(init=False)
+    boards: Mapping[str, Board] = field(init=False)
     ids: list[str] = field(init=False)
     by_submission: dict[str, pd.DataFrame] = field(init=False)
     runs_by_submission: dict[str, list[dict[str, Any]]] = field(init=False)
@@ -80,6 +100,16 @@ class SiteData:
 
     def __post_init__(self) -> None:
         self.ranking = rank_headline(self.results)
+        listed = listed_references(_REPO_ROOT) if self.listed_references is None else self.listed_references
+        self.references = {
+            sub_id: str(meta.get("reference_note") or "")
+            for sub_id, meta in sorted(self.submissions.items())
+            if (meta or {}).get("reference") is True
+        }
+        for sub_id, note in listed.items():
+            if not self.references.get(sub_id):
+                self.references[sub_id] = note
+        self.boards = rank_boards(self.results, self.references)
         # Every per-submission view reads its own slice: split each frame once, not once per page.
         self.by_submission = split_by_submission(self.results)
         self.runs_by_submission = {}
@@ -174,11 +204,14 @@ class SiteData:
             return "not evaluated"
         return "no value"
 
-    def coverage(self, track_name: str, dataset: str | None = None) -> tuple[list[str], list[str]]:
+    def coverage(
+        self, track_name: str, dataset: str | None = None, *, ranking: Ranking | None = None
+    ) -> tuple[list[str], list[str]]:
         """Split the ranked models by whether they have a headline value on a track (and data set).
 
         Models whose manifest says they lack the track's capability (:meth:`lacks`) are left out: they
-        cannot run it, and the overview says so in its own note.
+        cannot run it, and the overview says so in its own note. ``ranking``: a board's ranking (default:
+        :attr:`ranking`).
 
         Returns
         -------
@@ -186,8 +219,9 @@ class SiteData:
             The ranked models with at least one value on those criteria, and those with none, each in
             ranking order. Both empty when the track (data set) has no criterion.
         """
-        crit = self.ranking.criteria
-        ranked = [str(s) for s in self.ranking.copeland.index if self.lacks(str(s), track_name) is None]
+        rk = self.ranking if ranking is None else ranking
+        crit = rk.criteria
+        ranked = [str(s) for s in rk.copeland.index if self.lacks(str(s), track_name) is None]
         if crit.empty:
             return [], []
         mask = crit["track"] == track_name
@@ -196,7 +230,7 @@ class SiteData:
         columns = list(crit.index[mask])
         if not columns:
             return [], []
-        values = self.ranking.headline.reindex(ranked).loc[:, columns]
+        values = rk.headline.reindex(ranked).loc[:, columns]
         has = values.notna().any(axis=1)
         return [s for s in ranked if has[s]], [s for s in ranked if not has[s]]
 

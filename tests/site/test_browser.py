@@ -77,7 +77,7 @@ def test_plots_render(server: str, page: BrowserPage) -> None:
         plot.wait_for_selector(".main-svg", timeout=15_000)
     assert tab.query_selector_all(".chemrobust-plot .scatterlayer .trace")
     tab = page.open(server)
-    heatmap = tab.wait_for_selector("#overview-pairwise .main-svg", timeout=15_000)
+    heatmap = tab.wait_for_selector("#overview-pairwise-embedding .main-svg", timeout=15_000)
     assert heatmap.bounding_box()["height"] > 200
     assert page.errors == [], page.errors
 
@@ -114,7 +114,7 @@ def test_search_and_dark_mode(server: str, page: BrowserPage) -> None:
     tab.wait_for_function(
         "before => document.body.getAttribute('data-md-color-scheme') !== before", arg=scheme
     )
-    tab.wait_for_selector("#overview-pairwise .main-svg")
+    tab.wait_for_selector("#overview-pairwise-embedding .main-svg")
     page.shot("overview-" + ("dark" if scheme != "slate" else "light"))
     assert page.errors == [], page.errors
 

@@ -9,7 +9,8 @@ import shutil
 import pandas as pd
 import pytest
 
-from leaderboard.ranking.headline import rank_headline
+from leaderboard.ranking.boards import rank_boards
+from leaderboard.settings import references
 from leaderboard.site.build import SiteBuildError, build_site, generate_pages, write_exports
 from leaderboard.site.exports import read_results
 from leaderboard.site.format import change
@@ -56,7 +57,7 @@ def test_strict_build_and_every_page_is_generated(built: dict) -> None:
 
 def test_overview_ranks_by_copeland(built: dict) -> None:
     text = b.text(built["public"] / "index.html")
-    ranking = text[text.index("Overall ranking") : text.index("Failed runs")]
+    ranking = text[text.index("Boards") : text.index("Failed runs")]
     positions = [ranking.index(f"{sub.capitalize()}-BERT | v1") for sub in ("zeta", "alpha", "mu")]
     assert positions == sorted(positions)
     # zeta beats both, alpha beats mu: scores +2, 0, -2.
@@ -288,11 +289,16 @@ def test_committed_site_builds_from_its_data(tmp_path) -> None:
     generate_pages(root / "site", repo_root=b.REPO_ROOT)
     public = build_site(root, strict=True)
     ranking = b.text(public / "index.html")
-    ranking = ranking[ranking.index("Overall ranking") : ranking.index("Other ranking rules")]
-    # The page ranks the committed record exactly as the headline ranking does, best first.
-    expected = rank_headline(read_results(root / "site")).copeland
     cards = {
         r["id"]: r["name"] for r in json.loads((root / "site" / "data" / "submissions.json").read_text())
     }
-    positions = [ranking.index(f"{int(row['rank'])} {cards[sub]}") for sub, row in expected.iterrows()]
-    assert positions == sorted(positions) and len(positions) >= 6
+    # Each board ranks the committed record exactly as rank_boards does (references left out), best first.
+    boards = rank_boards(read_results(root / "site"), references(b.REPO_ROOT))
+    titles = [board.spec.title for board in boards.values()] + ["How to read the boards"]
+    for board, end in zip(boards.values(), titles[1:], strict=True):
+        section = ranking[ranking.index(board.spec.title) : ranking.index(end)]
+        rows = board.ranking.copeland.iterrows()
+        positions = [section.index(f"{int(row['rank'])} {cards[sub]}") for sub, row in rows]
+        assert positions == sorted(positions) and len(positions) >= 3
+        for ref in board.references.index:  # shown, marked, never with a rank number
+            assert f"– {cards[ref]} reference" in section, ref

@@ -44,7 +44,7 @@ def ranked(tmp_path_factory: pytest.TempPathFactory) -> dict:
 
 def test_overview_rank_intervals_groups_and_other_rules(ranked: dict) -> None:
     text = b.text(ranked["public"] / "index.html")
-    ranking = text[text.index("Overall ranking") : text.index("Other ranking rules")]
+    ranking = text[text.index("Boards") : text.index("Other ranking rules")]
     assert "Rank interval" in ranking and "cannot be told apart" in ranking
     # zeta is first in every bootstrap replicate: interval [1, 1], group 1.
     assert re.search(r"1\s+Zeta-BERT \| v1\s+\+2\s+2 / 0 / 0\s+\[1, 1\]\s+1\s", ranking)
@@ -88,7 +88,7 @@ def test_intervals_need_items_of_every_ranked_value(ranked: dict, tmp_path) -> N
 
 def test_pairwise_heatmap(ranked: dict) -> None:
     fig = json.loads(
-        (ranked["site"] / "data" / "plots" / "overview-pairwise.json").read_text(encoding="utf-8")
+        (ranked["site"] / "data" / "plots" / "overview-pairwise-embedding.json").read_text(encoding="utf-8")
     )
     (trace,) = fig["data"]
     assert trace["type"] == "heatmap"
@@ -96,7 +96,8 @@ def test_pairwise_heatmap(ranked: dict) -> None:
     assert trace["z"] == [[None, 1, 1], [-1, None, 1], [-1, -1, None]]
     pairwise = pd.read_csv(ranked["site"] / "data" / "pairwise.csv", index_col="submission")
     assert pairwise.loc["zeta"].tolist() == [0, 1, 1] and pairwise.loc["mu", "alpha"] == -1
-    assert 'data-figure="data/plots/overview-pairwise.json"' in (ranked["public"] / "index.html").read_text()
+    index = (ranked["public"] / "index.html").read_text()
+    assert 'data-figure="data/plots/overview-pairwise-embedding.json"' in index
 
 
 def test_failure_explorer_lists_and_draws_the_worst_molecules(ranked: dict) -> None:

@@ -1,9 +1,16 @@
-"""The overview page (``index.md``): the headline ranking, the other rules, pairwise wins, failed runs.
+"""The overview page (``index.md``): one board per kind of model, the other rules, pairwise wins, failed runs.
+
+The boards are :attr:`leaderboard.site.sitedata.SiteData.boards` (:mod:`leaderboard.ranking.boards`): the
+embedding models ranked over the embedding tracks' criteria, the generative models over the generative
+tracks', each with its own bootstrap intervals. References are shown as reference rows at the place their
+Copeland score against the ranked models would give them
+(:func:`leaderboard.ranking.boards.place_references`), italic, with a *reference* badge and no rank; they are
+not ranked and move no model.
 
 A failed run shows its category and its public reason (:mod:`leaderboard.scrub`: scrubbed of host
 details, clipped); the full reason and log tail stay in MLflow for the maintainers.
 
-The ranking is :func:`leaderboard.ranking.headline.rank_headline`'s: every registered track's headline
+Each board's ranking is :func:`leaderboard.ranking.headline.rank_headline`'s over its tracks: their headline
 criteria, grouped by track on the page, each track weighing 1 split evenly over its criteria. A model
 that lacks a track's capability has no value on its criteria ("—", with the reason in the cell's title
 and in a note): it is missing there, never scored zero. So is a model not evaluated on a data set, or
@@ -19,7 +26,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from leaderboard.markdown import NO_VALUE, cell, code, esc, link, table
-from leaderboard.ranking.headline import headline_rows
+from leaderboard.ranking.boards import Board
+from leaderboard.ranking.headline import Ranking, headline_rows
 from leaderboard.ranking.rules import RULE_LABELS, mean_rank
 from leaderboard.scrub import failure_category, public_reason
 from leaderboard.site.blocks import Figures, seen_mark, submission_link
@@ -32,6 +40,8 @@ from leaderboard.tracks import track
 
 __all__ = [
     "OTHER_RULES",
+    "boards_section",
+    "reference_badge",
     "criterion_label",
     "index_page",
     "lacks_cell",
@@ -71,7 +81,6 @@ def missing_cell(reason: str, dataset: str) -> str:
 
 def index_page(data: SiteData, figures: Figures) -> str:
     """Markdown of the overview page."""
-    rk = data.ranking
     out = [
         "# ChemRobust",
         "",
@@ -79,10 +88,10 @@ def index_page(data: SiteData, figures: Figures) -> str:
         "molecule changes. ChemRobust measures exactly that: every model is evaluated, in a sandbox, "
         "on how well it recognises the same molecule written in another valid way.",
         "",
-        "## Overall ranking",
+        "## Boards",
         "",
     ]
-    if rk.copeland.empty:
+    if all(board.empty for board in data.boards.values()):
         out += [
             '!!! info "No results yet"',
             "    No submission has finished an evaluation yet. Runs appear here after "
@@ -90,59 +99,7 @@ def index_page(data: SiteData, figures: Figures) -> str:
             "",
         ]
     else:
-        # The table comes first on every screen size: on a phone the criteria legend alone fills several
-        # screens, and a reader comes for the ranking (issue 19).
-        out += ranking_block(data, link_prefix="submissions/")
-        out += [
-            "Models ranked by Copeland over every track's headline criteria; each track column is the "
-            "model's mean rank on that track's criteria (1 = best on all of them).",
-            "",
-        ]
-        out += ["### How to read the ranking", ""]
-        out += _criteria_legend(data)
-        out += [
-            "For every pair of models, the one better on the weighted majority of criteria wins the pair "
-            "(criteria missing for either model are ignored). The Copeland score is wins − losses over "
-            "all pairs ([Vote'n'Rank](methodology.md)); equal scores share a rank. Best value per column "
-            "in bold.",
-            "",
-        ]
-        if data.intervals is not None:
-            level = round(100 * BOOTSTRAP["level"])
-            out += [
-                f"**Rank interval** is the {level} % range of the model's rank when the molecules are "
-                f"resampled ({BOOTSTRAP['n_boot']:,} bootstrap replicates, re-ranked with Copeland); "
-                "models that share a **group** cannot be told apart: neither ranks above the other in "
-                f"{round(50 + level / 2)} % of the replicates.",
-                "",
-            ]
-        out += _lacking_note(data)
-        if data.interval_note:
-            out += [data.interval_note, ""]
-        n_sys = len(rk.copeland)
-        if rk.condorcet is not None:
-            out.append(
-                f"**Condorcet winner:** {submission_link(data, rk.condorcet, 'submissions/')} "
-                "beats every other model on a weighted majority of the criteria."
-            )
-        elif n_sys > 1:
-            out.append(
-                "**No Condorcet winner:** no model beats every other one on a majority of the criteria."
-            )
-        tracks = list(dict.fromkeys(str(t) for t in rk.criteria["track"]))
-        out += [
-            "",
-            f"{plural(n_sys, 'model')} ranked on {plural(rk.n_criteria, 'criterion', 'criteria')} of "
-            f"{plural(len(tracks), 'track')}; each track weighs 1, split evenly over its criteria.",
-            "",
-        ]
-        unranked = [s for s in data.ids if s not in rk.copeland.index]
-        if unranked:
-            links = ", ".join(submission_link(data, s, "submissions/") for s in unranked)
-            out += [f"Not ranked (no headline results yet): {links}.", ""]
-        out += _rules_section(data)
-        out += _pairwise_section(data, figures)
-
+        out += boards_section(data, figures)
     failures = data.failures()
     out += ["## Failed runs", ""]
     if failures:
@@ -171,9 +128,9 @@ def index_page(data: SiteData, figures: Figures) -> str:
     return "\n".join(out)
 
 
-def _criteria_legend(data: SiteData) -> list[str]:
+def _criteria_legend(data: SiteData, rk: Ranking) -> list[str]:
     """One line per ranked criteria family: its track, label, columns and weight (the column groups)."""
-    crit = data.ranking.criteria
+    crit = rk.criteria
     families = _families(data)
     lines = [
         "**Criteria columns.** After the track means, each number column is one criterion (all of them "
@@ -188,16 +145,16 @@ def _criteria_legend(data: SiteData) -> list[str]:
             lines.append(
                 f"- {link(str(name), f'tracks/{name}.md')} — {esc(spec.label)}: "
                 f"{plural(len(rows), 'column')} ({esc(per)}), weight {rows['weight'].sum():.3g} in all "
-                f"({rows['weight'].iloc[0]:.3g} each).{_coverage(data, str(name), rows['dataset'])}"
+                f"({rows['weight'].iloc[0]:.3g} each).{_coverage(data, str(name), rows['dataset'], rk)}"
             )
     return [*lines, ""]
 
 
-def _coverage(data: SiteData, name: str, datasets: Iterable[str]) -> str:
+def _coverage(data: SiteData, name: str, datasets: Iterable[str], rk: Ranking) -> str:
     """Return `` Partial coverage: qm9-isomers 5 of 6 models.`` for the data sets not every model has."""
     partial = []
     for dataset in dict.fromkeys(str(d) for d in datasets):
-        have, lack = data.coverage(name, dataset)
+        have, lack = data.coverage(name, dataset, ranking=rk)
         if lack:
             partial.append(f"{esc(dataset)}: {len(have)} of {plural(len(have) + len(lack), 'model')}")
     return f" **Partial coverage** — {'; '.join(partial)}." if partial else ""
@@ -212,7 +169,7 @@ def _families(data: SiteData) -> dict[str, int]:
     return data.cache["families"]
 
 
-def track_mean_ranks(data: SiteData) -> pd.DataFrame:
+def track_mean_ranks(data: SiteData, rk: Ranking | None = None) -> pd.DataFrame:
     """Mean rank of every ranked model on each track's headline criteria (models × tracks, lower is better).
 
     The same rule as the overview's "Mean rank" (:func:`leaderboard.ranking.rules.mean_rank`) restricted
@@ -220,9 +177,9 @@ def track_mean_ranks(data: SiteData) -> pd.DataFrame:
     ranked 1 (best) to n, ties sharing the average position. Raw values cannot be averaged instead: a
     track mixes metrics of both directions and of different units (accuracy, RMSE). NaN where a model has
     no value on any criterion of the track. Columns are the tracks in display order, rows in Copeland
-    order.
+    order. ``rk``: a board's ranking (default: :attr:`SiteData.ranking`).
     """
-    rk = data.ranking
+    rk = data.ranking if rk is None else rk
     tracks = rk.criteria["track"].astype(str)
     means = {}
     for name in dict.fromkeys(tracks):
@@ -231,15 +188,19 @@ def track_mean_ranks(data: SiteData) -> pd.DataFrame:
     return pd.DataFrame(means).reindex(rk.copeland.index)
 
 
-def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
+def ranking_table(data: SiteData, *, link_prefix: str, board: Board | None = None) -> tuple[str, list[int]]:
     """Return the ranking table and the (0-based) columns of its compact view.
 
     Columns: rank, model, Copeland score, W/L/T, rank interval and group (with intervals), the mean rank
     per track (:func:`track_mean_ranks`), then every criterion. The compact view keeps rank, model,
     Copeland, interval, group and the track means; ``javascripts/tables.js`` hides the other columns
     behind a toggle (without scripts the whole table shows).
+
+    With a ``board`` the table is that board's: its ranking, its intervals
+    (:attr:`SiteData.board_intervals`) and its references as reference rows (:func:`_reference_cells`)
+    at their place; bold marks the best *ranked* value. Without one, :attr:`SiteData.ranking`.
     """
-    rk = data.ranking
+    rk = data.ranking if board is None else board.ranking
     crit = list(rk.headline.columns)
     tracks = rk.criteria["track"].astype(str)
     many_tracks = tracks.nunique() > 1
@@ -263,16 +224,20 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
     # Best by the criterion's direction: the oriented table (higher is better), not the raw values (RMSE).
     oriented = rk.table.reindex(rk.copeland.index)
     best = {c: oriented[c].max() for c in crit}
-    intervals = data.intervals
+    intervals = data.intervals if board is None else data.board_intervals.get(board.spec.name, (None, ""))[0]
     extra = ["Rank interval", "Group"] if intervals is not None else []
-    means = track_mean_ranks(data)
+    means = track_mean_ranks(data, rk)
     mean_labels = [esc(f"{name} mean rank") for name in means.columns]
     best_mean = means.min()
     headers = ["Rank", "Model", "Copeland", "W / L / T", *extra, *mean_labels, *labels]
     headline = rk.headline.reindex(rk.copeland.index)
     rows = []
-    for sub_id, row in rk.copeland.iterrows():
-        sub_id = str(sub_id)
+    order = board.rows() if board is not None else [(str(s), False) for s in rk.copeland.index]
+    for sub_id, is_reference in order:
+        if is_reference and board is not None:
+            rows.append(_reference_cells(data, board, sub_id, link_prefix, len(extra), list(means.columns)))
+            continue
+        row = rk.copeland.loc[sub_id]
         cells = [
             str(int(row["rank"])),
             submission_link(data, sub_id, link_prefix),
@@ -309,7 +274,7 @@ def ranking_table(data: SiteData, *, link_prefix: str) -> tuple[str, list[int]]:
     return table(headers, rows, align=align), compact
 
 
-def ranking_block(data: SiteData, *, link_prefix: str) -> list[str]:
+def ranking_block(data: SiteData, *, link_prefix: str, board: Board | None = None) -> list[str]:
     """Markdown lines of the ranking table inside its ``div.chemrobust-ranking`` wrapper.
 
     The wrapper's class makes the rank and model columns sticky while the table scrolls sideways
@@ -317,14 +282,13 @@ def ranking_block(data: SiteData, *, link_prefix: str) -> list[str]:
     ``javascripts/tables.js`` shows first with a button for the rest. Kept as a class on a wrapper, not
     on the table: Material styles and Tablesort only pick up tables without a class.
     """
-    text, compact = ranking_table(data, link_prefix=link_prefix)
+    text, compact = ranking_table(data, link_prefix=link_prefix, board=board)
     keep = ",".join(str(i) for i in compact)
     opening = f'<div class="chemrobust-ranking" data-compact="{keep}" markdown="1">'
     return [opening, "", text, "", "</div>", ""]
 
 
-def _lacking_note(data: SiteData) -> list[str]:
-    rk = data.ranking
+def _lacking_note(data: SiteData, rk: Ranking) -> list[str]:
     notes = []
     for name in dict.fromkeys(str(t) for t in rk.criteria["track"]):
         lacking = [s for s in rk.copeland.index if data.lacks(str(s), name) is not None]
@@ -339,7 +303,7 @@ def _lacking_note(data: SiteData) -> list[str]:
         datasets = rk.criteria.loc[rk.criteria["track"] == name, "dataset"]
         for dataset in dict.fromkeys(str(d) for d in datasets):
             by_reason: dict[str, list[str]] = {}
-            for sub_id in data.coverage(name, dataset)[1]:
+            for sub_id in data.coverage(name, dataset, ranking=rk)[1]:
                 reason = data.missing_reason(sub_id, name, dataset)
                 if data.lacks(sub_id, name) is None:
                     by_reason.setdefault(reason, []).append(esc(data.name(sub_id)))
@@ -388,8 +352,9 @@ def rule_ties(ranks: pd.Series) -> set[str]:
     return {str(s) for s in ranks.index[ranks.isin(shared)]}
 
 
-def _rules_section(data: SiteData) -> list[str]:
-    rules = data.ranking.rules
+def _rules_section(data: SiteData, rk: Ranking, title: str) -> list[str]:
+    """Return the other rules' ranks of one board's ranked models (none below two), under ``### title``."""
+    rules = rk.rules
     if rules is None or len(rules) < 2:
         return []
     headers = ["Model", "Copeland"]
@@ -423,36 +388,175 @@ def _rules_section(data: SiteData) -> list[str]:
         else ""
     )
     return [
-        "## Other ranking rules",
+        f"### {esc(title)}",
         "",
-        "The same criteria and weights ranked by the other rules of Vote'n'Rank "
-        "([definitions](methodology.md#ranking-rules)); Δ is the change against Copeland (↑2: this rule "
-        f"places the model two ranks higher). {moved} of {len(rules)} models "
-        f"{'moves' if moved == 1 else 'move'} under at least one rule.{note}",
+        f"{moved} of {len(rules)} models {'moves' if moved == 1 else 'move'} under at least one rule.{note}",
         "",
         table(headers, rows, align=["l", "r"] + ["r", "c"] * len(OTHER_RULES)),
         "",
     ]
 
 
-def _pairwise_section(data: SiteData, figures: Figures) -> list[str]:
-    pair = data.ranking.pairwise
+def _pairwise_section(data: SiteData, figures: Figures, board: Board) -> list[str]:
+    """One board's pairwise-majority heatmap of its ranked models, under ``### <board title>``."""
+    pair = board.ranking.pairwise
     if pair is None:
         return []
     majority, wins = pair
     fig = pairwise_figure(majority, wins=wins, names={s: data.name(s) for s in data.ids})
     return [
-        "## Pairwise wins and losses",
-        "",
-        "Each cell is one pair of models: green when the row model beats the column model on the "
-        "weighted majority of criteria, red when it loses, grey for a tie; rows and columns are in "
-        "Copeland order, so a row's Copeland score is its green cells minus its red cells.",
+        f"### {esc(board.spec.title)}",
         "",
         *figures.block(
             fig,
             "overview",
             "pairwise",
-            caption="Pairwise majorities over the headline criteria (hover: the criteria weight each model "
-            "wins). Data: [pairwise.csv](data/pairwise.csv).",
+            board.spec.name,
+            caption=f"Pairwise majorities over the {esc(board.spec.title.lower())} board's headline "
+            "criteria (hover: the criteria weight each model wins).",
         ),
     ]
+
+
+#: Characters of a reference note that an HTML attribute inside a Markdown table must not carry literally.
+_ATTRIBUTE = str.maketrans({c: f"&#{ord(c)};" for c in "|`*_[]\\{}"})
+
+
+def reference_badge(note: str) -> str:
+    """Return the *reference* badge of a reference row, titled with its note.
+
+    The note may come from a manifest: it is HTML-escaped, and no Markdown or table character is left in
+    the attribute.
+    """
+    text = " ".join(f"reference: not ranked. {note}".split())
+    title = html.escape(text, quote=True).translate(_ATTRIBUTE)
+    return f'<span class="chemrobust-reference" title="{title}" aria-label="{title}">reference</span>'
+
+
+def _reference_cells(
+    data: SiteData, board: Board, sub_id: str, link_prefix: str, n_extra: int, tracks: list[str]
+) -> list[str]:
+    """Return the cells of one reference row.
+
+    No rank, the name in italics with a badge, its score against the ranked models in parentheses, no
+    interval, group or mean rank, then its raw values (never bold: it is not ranked).
+    """
+    rk, place = board.ranking, board.references.loc[sub_id]
+    title = html.escape(f"Copeland score against the {len(rk.copeland)} ranked models; not ranked")
+    score = int(place["score"])
+    cells = [
+        '<span title="reference: not ranked">–</span>',
+        f"*{submission_link(data, sub_id, link_prefix)}* {reference_badge(data.references.get(sub_id, ''))}",
+        f'<span title="{title}">({score:+d})</span>' if score else f'<span title="{title}">(0)</span>',
+        f"{int(place['wins'])} / {int(place['losses'])} / {int(place['ties'])}",
+        *([NO_VALUE] * n_extra),
+        *([NO_VALUE] * len(tracks)),
+    ]
+    values = board.reference_values.loc[sub_id] if sub_id in board.reference_values.index else None
+    for c in rk.headline.columns:
+        val = None if values is None else values[c]
+        if not is_num(val):
+            dataset = str(rk.criteria.at[c, "dataset"])
+            reason = data.missing_reason(sub_id, str(rk.criteria.at[c, "track"]), dataset)
+            cells.append(missing_cell(reason, dataset))
+            continue
+        txt = f"*{fmt(val, str(rk.criteria.at[c, 'metric']))}*"
+        cells.append(txt + seen_mark(data, sub_id, str(rk.criteria.at[c, "dataset"])))
+    return cells
+
+
+def boards_section(data: SiteData, figures: Figures) -> list[str]:
+    """Return the Markdown of the boards.
+
+    Per board its sentence, table and notes; then how to read them, the other rules and the pairwise
+    heatmaps, each per board.
+    """
+    out: list[str] = []
+    shown = [board for board in data.boards.values() if not board.ranking.copeland.empty]
+    for board in shown:
+        rk, spec = board.ranking, board.spec
+        intervals, why = data.board_intervals.get(spec.name, (None, ""))
+        del intervals
+        out += [f"### {esc(spec.title)}", "", f"**What it measures.** {spec.measures}", ""]
+        out += ranking_block(data, link_prefix="submissions/", board=board)
+        tracks = list(dict.fromkeys(str(t) for t in rk.criteria["track"]))
+        refs = len(board.references)
+        out += [
+            f"{plural(len(rk.copeland), 'model')} ranked on {plural(rk.n_criteria, 'criterion', 'criteria')} "
+            f"of {plural(len(tracks), 'track')} ({', '.join(link(t, f'tracks/{t}.md') for t in tracks)}); "
+            "each track weighs 1, split evenly over its criteria."
+            + (f" {plural(refs, 'reference')} shown in italics, not ranked." if refs else ""),
+            "",
+        ]
+        if rk.condorcet is not None:
+            out += [
+                f"**Condorcet winner:** {submission_link(data, rk.condorcet, 'submissions/')} beats every "
+                "other ranked model of this board on a weighted majority of its criteria.",
+                "",
+            ]
+        out += _criteria_legend(data, rk)
+        out += _lacking_note(data, rk)
+        if why:
+            out += [why, ""]
+    out += _how_to_read(data)
+    on_board = {str(s) for b in data.boards.values() for s in b.ranking.copeland.index}
+    unranked = [s for s in data.ids if s not in on_board and s not in data.references]
+    if unranked:
+        links = ", ".join(submission_link(data, s, "submissions/") for s in unranked)
+        out += [f"Not ranked (no headline results yet): {links}.", ""]
+    rules = [line for board in shown for line in _rules_section(data, board.ranking, board.spec.title)]
+    if rules:
+        out += [
+            "## Other ranking rules",
+            "",
+            "Each board's criteria and weights ranked by the other rules of Vote'n'Rank "
+            "([definitions](methodology.md#ranking-rules)); Δ is the change against Copeland (↑2: this rule "
+            "places the model two ranks higher). References are not ranked by any rule.",
+            "",
+            *rules,
+        ]
+    pairs = [line for board in shown for line in _pairwise_section(data, figures, board)]
+    if pairs:
+        out += [
+            "## Pairwise wins and losses",
+            "",
+            "Each cell is one pair of ranked models of a board: green when the row model beats the column "
+            "model on the weighted majority of the board's criteria, red when it loses, grey for a tie; rows "
+            "and columns are in Copeland order, so a row's Copeland score is its green cells minus its red "
+            "cells.",
+            "",
+            *pairs,
+        ]
+    return out
+
+
+def _how_to_read(data: SiteData) -> list[str]:
+    """Return the text both boards share: Copeland, intervals, references."""
+    out = [
+        "### How to read the boards",
+        "",
+        "An embedding model and a generative model share no criterion, so each kind has its own board; a "
+        "model with both capabilities appears on both. Each track column is the model's mean rank on that "
+        "track's criteria (1 = best on all of them); after them, each number column is one criterion (all "
+        "of them show with the table's *all columns* button). For every pair of ranked models, the one "
+        "better on the weighted majority of the board's criteria wins the pair (criteria missing for "
+        "either model are ignored). The Copeland score is wins − losses over all pairs "
+        "([Vote'n'Rank](methodology.md)); equal scores share a rank. Best ranked value per column in bold.",
+        "",
+        "**References** (italic, marked *reference*, no rank) are not models of the board's kind — a "
+        "fingerprint computed from the structure, a tool user, constant answers — and are never ranked: "
+        "they are left out of Copeland, so they move no model. Each is shown where its Copeland score "
+        "against the ranked models, in parentheses, would place it: after every model whose score, counting "
+        "its duel with the reference, is at least the reference's.",
+        "",
+    ]
+    if any(iv is not None for iv, _ in data.board_intervals.values()):
+        level = round(100 * BOOTSTRAP["level"])
+        out += [
+            f"**Rank interval** is the {level} % range of the model's rank on its board when the molecules "
+            f"are resampled ({BOOTSTRAP['n_boot']:,} bootstrap replicates, re-ranked with Copeland over the "
+            "board's criteria); models that share a **group** cannot be told apart: neither ranks above the "
+            f"other in {round(50 + level / 2)} % of the replicates.",
+            "",
+        ]
+    return out
