@@ -314,9 +314,9 @@ def _import_results(args: argparse.Namespace) -> int:
 def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
     """Write ``<state>/pr-summary.md`` (scores, rank, rank changes of the changed submissions).
 
-    The ranking is the board's: this machine's results merged (in memory) into the committed
-    ``site/data/`` exactly as a site build would merge them, so a model evaluated on a fresh clone is
-    ranked among every committed model, not alone.
+    The rankings are the boards' (references never ranked), of this machine's results merged (in memory)
+    into the committed ``site/data/`` exactly as a site build would merge them, so a model evaluated on a
+    fresh clone is ranked among every committed model of its board, not alone.
     """
     from leaderboard.intake.manifest import discover
     from leaderboard.intake.pr_report import pr_summary
@@ -328,7 +328,10 @@ def _write_pr_summary(state_dir: Path, changes, failures: list[str]) -> Path:
     board, _ = merge_boards(read_board(REPO_ROOT / "site"), Board.from_exports(local, runs, []))
     results = board.results
     failures = [line.replace(f"{REPO_ROOT}/", "") for line in failures]  # the comment is public
-    text = pr_summary(results, changes.changed, deleted=changes.deleted, failures=failures, ref=changes.ref)
+    refs = {card["id"] for card in _cards() if card.get("reference")}  # listed or declared: never ranked
+    text = pr_summary(
+        results, changes.changed, deleted=changes.deleted, failures=failures, ref=changes.ref, references=refs
+    )
     state_dir.mkdir(parents=True, exist_ok=True)
     path = state_dir / "pr-summary.md"
     path.write_text(text, encoding="utf-8")

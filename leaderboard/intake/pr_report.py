@@ -21,7 +21,7 @@ Side effects: none (returns strings).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.intake.endpoints import EndpointModel
@@ -329,12 +329,18 @@ def _manifest_section(check: ManifestCheck, datasets: Sequence[str] | None) -> l
 # --------------------------------------------------------------------------------------------
 
 
-def _copeland(results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Copeland ranking over every track's headline criteria, and the headline values per criterion."""
+def _headline(results: pd.DataFrame) -> pd.DataFrame:
+    """Return the headline values per criterion of every submission (every track's criteria)."""
     from leaderboard.ranking.headline import rank_headline
 
-    ranking = rank_headline(results)
-    return ranking.copeland, ranking.headline
+    return rank_headline(results).headline
+
+
+def _board_ranks(results: pd.DataFrame, references: Collection[str]) -> dict[str, pd.DataFrame]:
+    """Return each board's Copeland ranking (:func:`leaderboard.ranking.boards.rank_boards`), no reference."""
+    from leaderboard.ranking.boards import rank_boards
+
+    return {name: board.ranking.copeland for name, board in rank_boards(results, references).items()}
 
 
 def _criteria_text() -> str:
@@ -359,8 +365,9 @@ def pr_summary(
     *,
     deleted: Sequence[str] = (),
     failures: Sequence[str] = (),
-    intervals: Mapping[str, tuple[int, int]] | None = None,
+    intervals: Mapping[str | tuple[str, str], tuple[int, int]] | None = None,
     ref: str | None = None,
+    references: Collection[str] = (),
 ) -> str:
     """Render the post-evaluation summary of a pull request in Markdown.
 
@@ -377,34 +384,39 @@ def pr_summary(
     failures : sequence of str
         One line per failed run or invalid manifest, shown scrubbed of host details
         (:func:`leaderboard.scrub.public_reason`) and escaped.
-    intervals : mapping of str to (int, int), optional
-        Rank interval (best, worst) per submission, e.g. from a bootstrap over items; the hook for the
-        bootstrap module. Without it the interval column says "not computed".
+    intervals : mapping of str or (str, str) to (int, int), optional
+        Rank interval (best, worst) per ``(board, submission)``, or per submission on every board it is
+        ranked on, e.g. from a bootstrap over items; the hook for the bootstrap module. Without it the
+        interval column says "not computed".
     ref : str, optional
         The ref the changes were measured against, for the heading.
+    references : collection of str
+        The submissions that are references (``leaderboard/references.toml`` and the manifests declaring
+        ``reference: true``): never ranked, so they take no rank and move none.
 
     Returns
     -------
     str
         Markdown: headline scores of the changed submissions next to the best other submission, the
-        Copeland rank each takes (over every track's headline criteria,
-        :func:`leaderboard.ranking.headline.rank_headline`),
-        and every rank change relative to the board without the changed submissions.
+        Copeland rank each takes on each board it is on (embedding, generative: each over its own tracks'
+        headline criteria, :func:`leaderboard.ranking.boards.rank_boards`), "reference (not ranked)" for
+        a reference, and every rank change relative to the boards without the changed submissions.
 
     Notes
     -----
-    "Before" ranks the board without the changed submissions (and with the removed ones); "after" ranks
-    it with the changed submissions and without the removed ones.
+    "Before" ranks the boards without the changed submissions (and with the removed ones); "after" ranks
+    them with the changed submissions and without the removed ones.
     """
     changed = list(dict.fromkeys(changed))
-    after_rank, headline = _copeland(results.loc[~results["submission"].isin(list(deleted))])
-    before_rank, _ = _copeland(results.loc[~results["submission"].isin(changed)])
+    refs = set(references)
+    headline = _headline(results.loc[~results["submission"].isin(list(deleted))])
+    after = _board_ranks(results.loc[~results["submission"].isin(list(deleted))], refs)
+    before = _board_ranks(results.loc[~results["submission"].isin(changed)], refs)
     out = ["## ChemRobust evaluation of this pull request", ""]
     since = f" (changed since {code(ref)})" if ref else ""
     out += [f"Evaluated: {', '.join(code(i) for i in changed) or 'nothing'}{since}.", ""]
     if not changed and not deleted:
         out += ["No submission changed; nothing was evaluated.", ""]
-    ranked = [i for i in changed if i in after_rank.index]
     if changed:
         out += [
             "### Scores",
@@ -435,55 +447,70 @@ def pr_summary(
                 f"No headline results for {', '.join(code(i) for i in missing)} (see the failures below).",
                 "",
             ]
-    if ranked:
-        n = len(after_rank)
-        out += [f"### Rank (Vote'n'Rank Copeland over the headline criteria, {n} submissions)", ""]
-        rows = []
-        for i in ranked:
-            row = after_rank.loc[i]
-            if intervals is not None and i in intervals:
-                lo, hi = intervals[i]
-                interval = f"[{lo}, {hi}]"
-            else:
-                interval = "not computed (bootstrap pending)"
-            rows.append(
-                [
-                    code(i),
-                    f"{int(row['score']):+d} ({int(row['wins'])} wins, {int(row['losses'])} losses, "
-                    f"{int(row['ties'])} ties)",
-                    f"{int(row['rank'])} of {n}",
-                    interval,
-                ]
-            )
-        out += _rows(["submission", "Copeland score", "rank", "rank interval"], rows) + [""]
+    out += _rank_rows(changed, after, refs & set(headline.index), intervals)
     if changed or deleted:
         out += ["### Rank changes it causes", ""]
         moves = []
-        for sub_id in sorted(set(before_rank.index) | set(after_rank.index)):
-            if sub_id in changed:
-                continue
-            before = int(before_rank.at[sub_id, "rank"]) if sub_id in before_rank.index else None
-            after = int(after_rank.at[sub_id, "rank"]) if sub_id in after_rank.index else None
-            if before == after:
-                continue
-            if after is None:
-                moves.append([code(sub_id), str(before), "—", "removed"])
-            elif before is None:
-                moves.append([code(sub_id), "—", str(after), "new"])
-            else:
-                delta = before - after
-                moves.append(
-                    [code(sub_id), str(before), str(after), f"{'▲' if delta > 0 else '▼'} {abs(delta)}"]
-                )
+        for board, after_rank in after.items():
+            before_rank = before.get(board)
+            before_ids = set() if before_rank is None else set(before_rank.index)
+            for sub_id in sorted(before_ids | set(after_rank.index)):
+                if sub_id in changed:
+                    continue
+                was = int(before_rank.at[sub_id, "rank"]) if sub_id in before_ids else None
+                now = int(after_rank.at[sub_id, "rank"]) if sub_id in after_rank.index else None
+                if was == now:
+                    continue
+                if now is None:
+                    moves.append([code(sub_id), board, str(was), "—", "removed"])
+                elif was is None:
+                    moves.append([code(sub_id), board, "—", str(now), "new"])
+                else:
+                    delta = was - now
+                    moves.append(
+                        [code(sub_id), board, str(was), str(now), f"{'▲' if delta > 0 else '▼'} {abs(delta)}"]
+                    )
         if moves:
-            out += _rows(["submission", "rank before", "rank after", "change"], moves) + [""]
+            out += _rows(["submission", "board", "rank before", "rank after", "change"], moves) + [""]
         else:
             out += ["No other submission changes rank.", ""]
     if failures:
         out += ["### Failures", ""] + [f"- {_text(public_reason(line))}" for line in failures] + [""]
     out += [
         "---",
-        "<sub>Ranks: Copeland score = pairwise-majority wins − losses over the headline criteria (ties share "
-        "a rank). Before = the board without the changed submissions.</sub>",
+        "<sub>Ranks: one board per kind of model (embedding, generative); on each, Copeland score = "
+        "pairwise-majority wins − losses over its tracks' headline criteria (ties share a rank). References "
+        "are never ranked. Before = the boards without the changed submissions.</sub>",
     ]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _rank_rows(
+    changed: Sequence[str],
+    after: Mapping[str, pd.DataFrame],
+    references: Collection[str],
+    intervals: Mapping[str | tuple[str, str], tuple[int, int]] | None,
+) -> list[str]:
+    """Return the rank section: each changed submission's rank on each of its boards, or *reference*."""
+    rows = []
+    for i in changed:
+        for board, rank in after.items():
+            if i not in rank.index:
+                continue
+            row, n = rank.loc[i], len(rank)
+            span = None if intervals is None else intervals.get((board, i), intervals.get(i))
+            interval = "not computed (bootstrap pending)" if span is None else f"[{span[0]}, {span[1]}]"
+            rows.append([
+                code(i),
+                board,
+                f"{int(row['score']):+d} ({int(row['wins'])} wins, {int(row['losses'])} losses, "
+                f"{int(row['ties'])} ties)",
+                f"{int(row['rank'])} of {n}",
+                interval,
+            ])  # fmt: skip
+        if i in references:
+            rows.append([code(i), "—", "—", "reference (not ranked)", "—"])
+    if not rows:
+        return []
+    heading = "### Rank (Vote'n'Rank Copeland over each board's headline criteria)"
+    return [heading, "", *_rows(["submission", "board", "Copeland score", "rank", "rank interval"], rows), ""]

@@ -91,6 +91,8 @@ requirements: []         # extra pip packages, each pinned exactly: ["selfies==2
 # --- Declarations -------------------------------------------------------------------------------------------
 training_data: []        # what it was trained on: free text, {{dataset: esol}} or {{corpus: uspto}}
 # tracks: [amore]        # tracks to run; default: every track the model's capabilities allow
+# reference: false       # true: not a model but a ceiling/floor/tool, shown on the boards, never ranked
+# reference_note: ""     # with reference: true, one line on why it is a reference (at most 300 characters)
 """
 
 
@@ -144,6 +146,8 @@ tokenizer:
 # --- Declarations -------------------------------------------------------------------------------------------
 training_data: []        # what it was trained on: free text, {{dataset: esol}} or {{corpus: uspto}}
 # tracks: [consistency]  # generative tracks to run; default: every track the capabilities allow
+# reference: false       # true: not a model but a ceiling/floor/tool, shown on the boards, never ranked
+# reference_note: ""     # with reference: true, one line on why it is a reference (at most 300 characters)
 """
 
 #: The kinds of manifest ``new-submission --kind`` writes, and the template of each.

@@ -127,6 +127,20 @@ class SiteData:
         rank = {str(s): i for i, s in enumerate(self.ranking.copeland.index)}
         return sorted(ids, key=lambda s: (rank.get(s, len(rank)), s))
 
+    def board_places(self, sub_id: str) -> list[tuple[Board, bool]]:
+        """Return the boards showing the submission, in display order, each with whether it is a reference.
+
+        A model is ranked on the board of each capability it has results for; a reference is placed (never
+        ranked) on the boards it has values on. Empty: on no board (no headline results yet).
+        """
+        out = []
+        for board in self.boards.values():
+            if sub_id in board.ranking.copeland.index:
+                out.append((board, False))
+            elif sub_id in board.references.index:
+                out.append((board, True))
+        return out
+
     def track_results(self, name: str) -> pd.DataFrame:
         """Return the result rows of one track (memoised)."""
         key = f"track-results/{name}"

@@ -434,24 +434,43 @@ def test_pr_summary_scores_rank_and_rank_changes() -> None:
     # Scores: the new model next to the best other submission, per headline criterion.
     kekule = "<code>amore/datamol-default/kekule/acc\\_at\\_1</code>"
     assert f"| {kekule} | 0.700 | 0.900 (<code>top</code>) |" in md
-    # Rank 2 of 4 (beats mid and low, loses to top); interval hook not filled.
+    # Rank 2 of 4 on the embedding board (AMORE's; beats mid and low, loses to top); interval hook not filled.
     assert re.search(
-        r"\| <code>newbie</code> \| \+1 \(2 wins, 1 losses, 0 ties\) \| 2 of 4 \| not computed", md
+        r"\| <code>newbie</code> \| embedding \| \+1 \(2 wins, 1 losses, 0 ties\) \| 2 of 4 \| not computed",
+        md,
     )
-    # It pushes mid and low down one place each; top keeps rank 1 and is not listed.
-    assert "| <code>mid</code> | 2 | 3 | ▼ 1 |" in md and "| <code>low</code> | 3 | 4 | ▼ 1 |" in md
-    assert "| <code>top</code> |" not in md.split("### Rank changes")[1]
+    assert "generative" not in md.split("### Rank")[1].split("---")[0]  # no AMORE result there: not on it
+    # It pushes mid and low down one place each on its board; top keeps rank 1 and is not listed.
+    changes = md.split("### Rank changes")[1]
+    assert "| <code>mid</code> | embedding | 2 | 3 | ▼ 1 |" in changes
+    assert "| <code>low</code> | embedding | 3 | 4 | ▼ 1 |" in changes
+    assert "| <code>top</code> |" not in changes
 
     with_interval = pr_summary(results, ["newbie"], intervals={"newbie": (1, 3)})
     assert "| 2 of 4 | [1, 3] |" in with_interval
+    per_board = pr_summary(results, ["newbie"], intervals={("embedding", "newbie"): (2, 2)})
+    assert "| 2 of 4 | [2, 2] |" in per_board
+
+
+def test_pr_summary_reference_is_not_ranked_and_moves_no_one() -> None:
+    """A reference that beats every model takes no rank and moves none; ranked, it would move them all."""
+    results = _results(
+        {"top": [0.9, 0.9, 0.9], "mid": [0.5, 0.5, 0.5], "low": [0.1, 0.1, 0.1], "ceiling": [1.0, 1.0, 1.0]}
+    )
+    md = pr_summary(results, ["ceiling"], references=["ceiling"])
+    assert "| <code>ceiling</code> | — | — | reference (not ranked) | — |" in md
+    assert " of 3 |" not in md and " of 4 |" not in md
+    assert "No other submission changes rank." in md
+    ranked = pr_summary(results, ["ceiling"])  # the same submission as a model: first, and everyone moves
+    assert "| 1 of 4 |" in ranked and "| <code>top</code> | embedding | 1 | 2 | ▼ 1 |" in ranked
 
 
 def test_pr_summary_reports_failures_and_removals() -> None:
     results = _results({"top": [0.9, 0.9, 0.9], "mid": [0.5, 0.5, 0.5], "gone": [0.95, 0.95, 0.95]})
     md = pr_summary(results, ["broken"], deleted=["gone"], failures=["[1/1] broken × amore: exit 1 | oops"])
     assert "No headline results for <code>broken</code>" in md
-    assert "| <code>gone</code> | 1 | — | removed |" in md
-    assert "| <code>top</code> | 2 | 1 | ▲ 1 |" in md
+    assert "| <code>gone</code> | embedding | 1 | — | removed |" in md
+    assert "| <code>top</code> | embedding | 2 | 1 | ▲ 1 |" in md
     assert "- \\[1/1\\] broken × amore: exit 1 \\| oops" in md
 
 
@@ -520,12 +539,24 @@ def test_cli_evaluate_changed_since_writes_the_summary(
     assert seen["ids"] == ["newbie"]
     summary = (state / "pr-summary.md").read_text()
     assert "Evaluated: <code>newbie</code> (changed since <code>main</code>)" in summary
-    # Ranked among every committed model (not "1 of 1"), and the committed leader moves down one place.
-    n = len(committed) + 1
-    assert len(committed) >= 6 and f"| 1 of {n} |" in summary, summary
-    # The committed leader (tied first or alone) falls behind the better copy of itself.
-    moved = re.search(r"\| <code>morgan-fingerprint-reference</code> \| 1 \| (\d+) \| ▼ (\d+) \|", summary)
-    assert moved is not None and int(moved.group(1)) > 1 and int(moved.group(2)) == int(moved.group(1)) - 1
+    # Ranked among every committed model of its board (not "1 of 1"), references left out: first on the
+    # embedding board, and the board's committed leader moves down one place.
+    from leaderboard.ranking.boards import rank_boards
+    from leaderboard.settings import references
+
+    refs = references(REPO)
+    embedding = rank_boards(board.results, refs)["embedding"].ranking.copeland
+    n = len(embedding) + 1
+    assert len(committed) >= 6 and n >= 6 and "| <code>newbie</code> | embedding |" in summary, summary
+    assert f"| 1 of {n} |" in summary, summary
+    leaders = [str(s) for s in embedding.index[embedding["rank"] == 1]]
+    for leader in leaders:  # tied first or alone, each falls behind the better copy of the reference
+        row = rf"\| <code>{re.escape(leader)}</code> \| embedding \| 1 \| (\d+) \| ▼ (\d+) \|"
+        moved = re.search(row, summary)
+        assert moved is not None and int(moved.group(1)) == 2 and int(moved.group(2)) == 1, summary
+    # The reference it copies is never ranked: it takes no rank and no rank change.
+    assert "morgan-fingerprint-reference" in refs
+    assert "<code>morgan-fingerprint-reference</code> |" not in summary.split("### Rank")[1]
     assert "Not ranked" not in summary
 
     # Nothing changed: nothing is evaluated (never "all"), and the summary says so.

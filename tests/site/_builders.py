@@ -65,6 +65,24 @@ def results(base: dict[str, float]) -> pd.DataFrame:
     return frame(rows[::-1])
 
 
+def consistency_results(scores: dict[str, float]) -> pd.DataFrame:
+    """Results of the consistency track (a generative one) on pubchem-names: higher score, better model."""
+    rows = []
+
+    def row(sub: str, task: str, pair: str, rep: str, metric: str, value: float) -> dict:
+        return {"submission": sub, "track": "consistency", "dataset": "pubchem-names", "task": task,
+                "pair": pair, "representation": rep, "metric": metric, "value": value}  # fmt: skip
+
+    for sub, score in scores.items():
+        for task in ("translation", "formula", "lipinski"):
+            for pair in ("smiles-iupac", "smiles-randomized"):
+                for metric in ("consistency", "adjusted_consistency", "kappa_consistency"):
+                    rows.append(row(sub, task, pair, "-", metric, score))
+            for rep in ("smiles", "iupac", "randomized"):
+                rows += [row(sub, task, "-", rep, "accuracy", score), row(sub, task, "-", rep, "n_items", 2)]
+    return frame(rows)
+
+
 def run(
     sub: str, dataset: str, status: str = "FINISHED", reason: str | None = None, track: str = "amore"
 ) -> dict:

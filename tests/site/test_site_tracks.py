@@ -2,8 +2,9 @@
 
 A tiny generation track (its own dimensions, a lower-is-better metric and a headline criterion) is
 registered into ``evaluators.tracks.TRACKS`` for the module and removed afterwards. The pages must show it
-from its declarations alone (it has no site extension), rank its criteria beside AMORE's, and treat an
-embedding-only model as missing on them — not as last.
+from its declarations alone (it has no site extension), rank its criteria on the generative board (AMORE's
+on the embedding board), leave an embedding-only model off that board, and treat a model missing one of
+its criteria as missing there — not as last.
 """
 
 from __future__ import annotations
@@ -77,15 +78,17 @@ def _toy_rows(sub: str, plain: float, fancy: float) -> list[dict]:
 def two_tracks(toy_track, tmp_path_factory: pytest.TempPathFactory) -> dict:
     root, site = b.repo(tmp_path_factory.mktemp("two-tracks"))
     amore = b.results(b.BASE_SCORE)  # zeta best, then alpha, then mu (datamol-default only)
+    # nu, generative only, has no value on the fancy prompt (and none on AMORE): missing, not last.
+    nu = [row for row in _toy_rows("nu", 0.05, 0.0) if row["prompt"] == "plain"]
     results = pd.concat(
         [
             b.frame(amore.to_dict(orient="records")),
-            b.frame(_toy_rows("alpha", 0.2, 0.3) + _toy_rows("mu", 0.1, 0.15)),
+            b.frame(_toy_rows("alpha", 0.2, 0.3) + _toy_rows("mu", 0.1, 0.15) + nu),
         ]
     )
-    caps = {"zeta": ["embed"], "alpha": ["embed", "generate"], "mu": ["embed", "generate"]}
+    caps = {"zeta": ["embed"], "nu": ["generate"]} | {s: ["embed", "generate"] for s in ("alpha", "mu")}
     runs = b.runs()
-    write_exports(results, runs, b.submissions(["zeta", "alpha", "mu"], caps), site)
+    write_exports(results, runs, b.submissions(["zeta", "alpha", "mu", "nu"], caps), site)
     pages = generate_pages(site)
     public = build_site(root, strict=True)
     return {"root": root, "site": site, "public": public, "pages": pages}
@@ -107,22 +110,44 @@ def test_second_track_gets_complete_pages(two_tracks: dict) -> None:
     assert "Toy error (greedy)" in method and "Decoding strategy." in method
 
 
-def test_overview_ranks_both_tracks_and_missing_is_not_last(two_tracks: dict) -> None:
+def _board_section(text: str, title: str, end: str) -> str:
+    return text[text.index(f"{title}¶") : text.index(f"{end}¶")]
+
+
+def test_overview_ranks_each_track_on_its_board_and_missing_is_not_last(two_tracks: dict) -> None:
+    """Each board ranks its own track; a model missing a criterion of its board is not last there.
+
+    Before the boards, one "Overall ranking" ranked AMORE and the toy track together, and zeta (no
+    "generate") was missing on the toy criteria, not last. Now an embedding-only model is not on the
+    generative board at all (not ranked last there), and the missing-is-not-last property holds within a
+    board: nu has no value on the fancy prompt and still ranks first, beating both models on the criterion
+    it has.
+    """
     md = (two_tracks["site"] / "index.md").read_text(encoding="utf-8")
     text = b.text(two_tracks["public"] / "index.html")
-    ranking = text[text.index("Overall ranking") : text.index("Other ranking rules")]
+    embedding = _board_section(text, "Embedding models", "Generative models")
+    generative = _board_section(text, "Generative models", "How to read the boards")
     assert "[toy\\_caption](tracks/toy_caption.md) — Toy error (greedy): 2 columns" in md
-    assert "weight 1 in all (0.5 each)" in ranking and "weight 1 in all (0.1 each)" in ranking
-    assert "12 criteria of 2 tracks" in ranking
-    # zeta cannot run the toy track (no "generate") and is missing there, not last: it wins every pair on
-    # the criteria both models have. mu beats alpha on the toy track's weight.
-    assert re.search(r"1\s+Zeta-BERT \| v1\s+\+2\s+2 / 0 / 0", ranking)
-    assert re.search(r"2\s+Mu-BERT \| v1\s+0\s+1 / 1 / 0", ranking)
-    zeta_row = next(line for line in md.splitlines() if line.startswith("| 1 | [Zeta-BERT"))
-    assert zeta_row.count('title="not run: lacks capability generate"') == 2
-    assert "lacks the capability <code>generate</code>" in md
-    header = next(line for line in md.splitlines() if line.startswith("| Rank | Model"))
-    assert "toy\\_caption · chebi20 · plain" in header and "amore · chebi20 · canonical" in header
+    # Each board has its own track's criteria and weights, and none of the other's.
+    assert "weight 1 in all (0.1 each)" in embedding and "toy_caption" not in embedding
+    assert "weight 1 in all (0.5 each)" in generative and "amore" not in generative
+    assert "10 criteria of 1 track" in embedding and "2 criteria of 1 track" in generative
+    # Embedding board: the three embedding models, by AMORE alone (zeta beats both, alpha beats mu).
+    assert re.search(r"1\s+Zeta-BERT \| v1\s+\+2\s+2 / 0 / 0", embedding)
+    assert re.search(r"2\s+Alpha-BERT \| v1\s+0\s+1 / 1 / 0", embedding)
+    assert "Nu-BERT" not in embedding  # generative only: not on this board, rather than last on it
+    # Generative board: nu misses the fancy prompt yet beats both on the plain one; mu beats alpha.
+    assert re.search(r"1\s+Nu-BERT \| v1\s+\+2\s+2 / 0 / 0", generative)
+    assert re.search(r"2\s+Mu-BERT \| v1\s+0\s+1 / 1 / 0", generative)
+    assert re.search(r"3\s+Alpha-BERT \| v1\s+-2\s+0 / 2 / 0", generative)
+    assert "Zeta-BERT" not in generative  # lacks "generate": not on the generative board at all
+    nu_row = next(line for line in md.splitlines() if line.startswith("| 1 | [Nu-BERT"))
+    assert nu_row.count('<span title="no value">—</span>') == 1  # fancy: a titled dash, never a zero
+    headers = [line for line in md.splitlines() if line.startswith("| Rank | Model")]
+    assert len(headers) == 2
+    assert "amore · chebi20 · canonical" not in headers[0]  # one track per board: no track prefix
+    assert "chebi20 · canonical" in headers[0] and "toy_caption" not in headers[0]
+    assert "plain" in headers[1] and "fancy" in headers[1] and "amore" not in headers[1]
 
 
 def test_submission_page_per_track_and_not_applicable(two_tracks: dict) -> None:

@@ -615,3 +615,62 @@ def test_vector_item_output_in_inline_code(vectors: dict) -> None:
     html_text = (vectors["public"] / "submissions" / "mu" / "index.html").read_text(encoding="utf-8")
     codes = re.findall(r"<code>(.*?)</code>", html_text, flags=re.S)
     assert any(CALL in c and "&lt;img" in c for c in codes)
+
+
+# ------------------------------------------------------------------------------------------------------
+# References (issue 35): the reference note and name on both boards, and the reference badge
+# ------------------------------------------------------------------------------------------------------
+
+REF_NAME = f"Ref <script>{CALL}</script> | **b** [a](javascript:{CALL}){ATTR_LIST}"
+REF_NOTE = f'ceiling "<img src=x onerror={CALL}>" | `x` *y* [a](javascript:{CALL}) &lt;b&gt;{ATTR_LIST}'
+
+
+@pytest.fixture(scope="module")
+def references_site(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """A site with a hostile reference on each board: ``ceiling`` (embedding) and ``floor`` (generative)."""
+    root, site = b.repo(tmp_path_factory.mktemp("xss-references"))
+    results = pd.concat(
+        [
+            b.results({**b.BASE_SCORE, "ceiling": 0.99}),
+            b.consistency_results({"gen1": 0.8, "gen2": 0.4, "floor": 0.0}),
+        ]
+    )
+    caps = {s: ["generate"] for s in ("gen1", "gen2", "floor")}
+    cards = b.submissions([*IDS, "ceiling", "gen1", "gen2", "floor"], caps)
+    for card in cards:
+        if card["id"] in ("ceiling", "floor"):
+            ref = card["id"]
+            card.update(name=f"{REF_NAME} {ref}", reference=True, reference_note=f"{REF_NOTE} {ref}")
+    write_exports(results, b.runs(), cards, site)
+    generate_pages(site, repo_root=root)
+    public = build_site(root, strict=True)
+    problems, pages = audit_site(public)
+    return {"public": public, "problems": problems, "pages": pages}
+
+
+def test_reference_note_and_name_are_text_on_both_boards(references_site: dict) -> None:
+    """A hostile reference name and note: no element or attribute from them, shown as text on each board."""
+    assert references_site["problems"] == [], "\n".join(references_site["problems"][:40])
+    overview = references_site["pages"]["index.html"].text
+    start, end = overview.index("Embedding models¶"), overview.index("How to read the boards¶")
+    boards = {
+        "ceiling": overview[start : overview.index("Generative models¶")],
+        "floor": overview[overview.index("Generative models¶") : end],
+    }
+    for ref, section in boards.items():
+        assert norm(f"{REF_NAME} {ref}") in section, ref  # the reference row and the note's line
+        assert norm(f"{REF_NOTE} {ref}") in section, ref
+        other = "floor" if ref == "ceiling" else "ceiling"
+        assert norm(f"{REF_NOTE} {other}") not in section  # each reference on its own board only
+        page = references_site["pages"][f"submissions/{ref}/index.html"]
+        assert page.problems == []
+        assert "Reference (not ranked)" in page.text and norm(f"{REF_NOTE} {ref}") in page.text
+        assert norm(page.headings["h1"][0]).removesuffix("¶").strip() == norm(f"{REF_NAME} {ref}")
+
+
+def test_reference_badge_is_the_sites_own_markup(references_site: dict) -> None:
+    """The badge carries no manifest text: one per board, a fixed class, title and label."""
+    raw = (references_site["public"] / "index.html").read_text(encoding="utf-8")
+    badges = re.findall(r'<span class="chemrobust-reference"[^>]*>[^<]*</span>', raw)
+    assert badges == ['<span class="chemrobust-reference" title="reference: not ranked">reference</span>'] * 2
+    assert CANARY not in "".join(re.findall(r'<span class="chemrobust-reference"[^>]*>', raw))

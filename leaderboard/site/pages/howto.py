@@ -97,6 +97,13 @@ FIELD_HELP: Mapping[str, str] = {
     "training_data.corpus": "A known corpus it was trained on (leaderboard/corpora.py; or give dataset).",
     "training_data.note": "Which part of the set or corpus, which filter (shown on the model card).",
     "tracks": "Tracks to run; default: every track the model's capabilities allow.",
+    "reference": (
+        "`true` for a reference, not a model: a ceiling, a floor or a tool user (a fingerprint of the "
+        "structure, constant answers). It is shown on the boards as a reference row, never ranked. The "
+        "maintainers' own references are listed in `leaderboard/references.toml` instead: editing their "
+        "manifests would change their image tags."
+    ),
+    "reference_note": "With `reference: true`: one line on why it is a reference, shown beside it.",
 }
 
 #: Reference submissions preferred as the page's example, in order (the first valid one found is used).

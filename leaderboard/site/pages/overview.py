@@ -41,13 +41,14 @@ from leaderboard.tracks import track
 __all__ = [
     "OTHER_RULES",
     "boards_section",
-    "reference_badge",
     "criterion_label",
     "index_page",
     "lacks_cell",
     "missing_cell",
     "ranking_block",
     "ranking_table",
+    "reference_badge",
+    "reference_notes",
     "rule_ties",
     "track_mean_ranks",
 ]
@@ -369,8 +370,8 @@ def _rules_section(data: SiteData, rk: Ranking, title: str) -> list[str]:
             if str(sub_id) in ties[rule]:
                 # A degenerate rule's shared rank: no arrow, which would read as a real move.
                 n = len(ties[rule])
-                title = html.escape(f"{RULE_LABELS[rule]} ties {n} of {len(rules)} models here")
-                cells += [f"{rank}=", f'<span title="{title}">tied</span>']
+                tip = html.escape(f"{RULE_LABELS[rule]} ties {n} of {len(rules)} models here")
+                cells += [f"{rank}=", f'<span title="{tip}">tied</span>']
             else:
                 cells += [rank, change(int(row[f"change_{rule}"]))]
         rows.append(cells)
@@ -418,19 +419,24 @@ def _pairwise_section(data: SiteData, figures: Figures, board: Board) -> list[st
     ]
 
 
-#: Characters of a reference note that an HTML attribute inside a Markdown table must not carry literally.
-_ATTRIBUTE = str.maketrans({c: f"&#{ord(c)};" for c in "|`*_[]\\{}"})
+def reference_badge() -> str:
+    """Return the *reference* badge of a reference row (no manifest text in it: :func:`reference_notes`)."""
+    return '<span class="chemrobust-reference" title="reference: not ranked">reference</span>'
 
 
-def reference_badge(note: str) -> str:
-    """Return the *reference* badge of a reference row, titled with its note.
+def reference_notes(data: SiteData, board: Board) -> list[str]:
+    """Return one line per reference of the board: its name and why it is a reference, as escaped text.
 
-    The note may come from a manifest: it is HTML-escaped, and no Markdown or table character is left in
-    the attribute.
+    The note may come from a manifest: it is shown as text under the table, never in an attribute.
     """
-    text = " ".join(f"reference: not ranked. {note}".split())
-    title = html.escape(text, quote=True).translate(_ATTRIBUTE)
-    return f'<span class="chemrobust-reference" title="{title}" aria-label="{title}">reference</span>'
+    if board.references.empty:
+        return []
+    items = []
+    for sub_id in board.references.index:
+        note = " ".join(str(data.references.get(str(sub_id), "")).split())
+        name = f"*{submission_link(data, str(sub_id), 'submissions/')}*"
+        items.append(f"{name} — {esc(note)}" if note else name)
+    return [f"**References** (not ranked): {'; '.join(items)}.", ""]
 
 
 def _reference_cells(
@@ -446,7 +452,7 @@ def _reference_cells(
     score = int(place["score"])
     cells = [
         '<span title="reference: not ranked">–</span>',
-        f"*{submission_link(data, sub_id, link_prefix)}* {reference_badge(data.references.get(sub_id, ''))}",
+        f"*{submission_link(data, sub_id, link_prefix)}* {reference_badge()}",
         f'<span title="{title}">({score:+d})</span>' if score else f'<span title="{title}">(0)</span>',
         f"{int(place['wins'])} / {int(place['losses'])} / {int(place['ties'])}",
         *([NO_VALUE] * n_extra),
@@ -488,6 +494,7 @@ def boards_section(data: SiteData, figures: Figures) -> list[str]:
             + (f" {plural(refs, 'reference')} shown in italics, not ranked." if refs else ""),
             "",
         ]
+        out += reference_notes(data, board)
         if rk.condorcet is not None:
             out += [
                 f"**Condorcet winner:** {submission_link(data, rk.condorcet, 'submissions/')} beats every "

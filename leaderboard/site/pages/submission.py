@@ -34,7 +34,13 @@ from leaderboard.site.schema import BOOTSTRAP, SLUG
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import dimensions, ordered, track, track_names, value_sort_key
 
-__all__ = ["all_numbers_html", "reproduce_command", "submission_page", "submissions_index_page"]
+__all__ = [
+    "all_numbers_html",
+    "board_rank_cell",
+    "reproduce_command",
+    "submission_page",
+    "submissions_index_page",
+]
 
 _SHA = re.compile(r"[0-9a-f]{40}")
 
@@ -57,12 +63,12 @@ def submissions_index_page(data: SiteData) -> str:
         out += ['!!! info "No submissions yet"', "    No submission has been exported yet.", ""]
         return "\n".join(out)
     out += [
-        "Every submitted model, in overall ranking order. Each page holds the model card, every "
+        "Every submitted model; the rank is its Copeland rank on each board that ranks it (embedding, "
+        "generative), *reference* where it is shown but never ranked. Each page holds the model card, every "
         "number, the molecules the model misses most, the provenance of every run and the command "
         "that reproduces it.",
         "",
     ]
-    cop = data.ranking.copeland
     rows = []
     for sub_id in data.order(data.ids):
         meta = data.submissions.get(sub_id, {})
@@ -71,7 +77,7 @@ def submissions_index_page(data: SiteData) -> str:
         n_fail = sum(r["status"] == "FAILED" for r in runs)
         rows.append(
             [
-                str(int(cop.at[sub_id, "rank"])) if sub_id in cop.index else NO_VALUE,
+                board_rank_cell(data, sub_id),
                 submission_link(data, sub_id),
                 cell(text(meta.get("authors"))),
                 cell(text(meta.get("architecture"))),
@@ -142,34 +148,61 @@ def _training(record: Any, sub_id: str, figures: Figures) -> list[str]:
 
 
 def _ranking(data: SiteData, sub_id: str) -> list[str]:
-    cop = data.ranking.copeland
-    if sub_id not in cop.index:
+    """Return the model's place on each board that shows it: its rank there, or *reference (not ranked)*."""
+    places = data.board_places(sub_id)
+    if not places:
         return ["Not ranked: no headline results yet.", ""]
-    row = cop.loc[sub_id]
-    out = [
-        f"Overall Copeland rank **{int(row['rank'])}** of {len(cop)} (score {int(row['score']):+d}: "
-        f"{int(row['wins'])} wins, {int(row['losses'])} losses, {int(row['ties'])} ties). "
-        "See the [overview](../index.md).",
-        "",
-    ]
-    if data.intervals is not None and sub_id in data.intervals.index:
-        iv = data.intervals.loc[sub_id]
-        level = round(100 * BOOTSTRAP["level"])
+    out: list[str] = []
+    for board, is_reference in places:
+        where = f"on the {esc(board.spec.name)} board"
+        cop = board.ranking.copeland
+        if is_reference:
+            place = board.references.loc[sub_id]
+            note = " ".join(str(data.references.get(sub_id, "")).split())
+            out += [
+                f"**Reference (not ranked)** {where}: shown after {int(place['after'])} of its "
+                f"{len(cop)} ranked models, where its Copeland score against them would place it (score "
+                f"{int(place['score']):+d}: {int(place['wins'])} wins, {int(place['losses'])} losses, "
+                f"{int(place['ties'])} ties); it moves no model's rank. See the [overview](../index.md)."
+                + (f" Why a reference: {esc(note)}" if note else ""),
+                "",
+            ]
+            continue
+        row = cop.loc[sub_id]
         out += [
-            f"Bootstrap rank interval ({level} %, molecules resampled): **[{int(iv['rank_lo'])}, "
-            f"{int(iv['rank_hi'])}]**, median rank {float(iv['rank_median']):g}; group "
-            f"{int(iv['group'])} of {int(data.intervals['group'].max())}.",
+            f"Rank **{int(row['rank'])}** of {len(cop)} {where} (Copeland score {int(row['score']):+d}: "
+            f"{int(row['wins'])} wins, {int(row['losses'])} losses, {int(row['ties'])} ties). "
+            "See the [overview](../index.md).",
             "",
         ]
-    rules = data.ranking.rules
-    if rules is not None and len(rules) > 1:
-        r = rules.loc[sub_id]
-        parts = [
-            f"{esc(RULE_LABELS[rule])} {int(r[f'rank_{rule}'])} ({change(int(r[f'change_{rule}']))})"
-            for rule in OTHER_RULES
-        ]
-        out += ["Rank under the other rules (change against Copeland): " + "; ".join(parts) + ".", ""]
+        intervals = data.board_intervals.get(board.spec.name, (None, ""))[0]
+        if intervals is not None and sub_id in intervals.index:
+            iv = intervals.loc[sub_id]
+            level = round(100 * BOOTSTRAP["level"])
+            out += [
+                f"Bootstrap rank interval {where} ({level} %, molecules resampled): **[{int(iv['rank_lo'])}, "
+                f"{int(iv['rank_hi'])}]**, median rank {float(iv['rank_median']):g}; group "
+                f"{int(iv['group'])} of {int(intervals['group'].max())}.",
+                "",
+            ]
+        rules = board.ranking.rules
+        if rules is not None and len(rules) > 1:
+            r = rules.loc[sub_id]
+            parts = [
+                f"{esc(RULE_LABELS[rule])} {int(r[f'rank_{rule}'])} ({change(int(r[f'change_{rule}']))})"
+                for rule in OTHER_RULES
+            ]
+            out += [f"Rank {where} under the other rules (change against Copeland): {'; '.join(parts)}.", ""]
     return out
+
+
+def board_rank_cell(data: SiteData, sub_id: str) -> str:
+    """Return the submission's rank on each board that shows it (``2 (embedding)``), or ``reference``."""
+    parts = []
+    for board, is_reference in data.board_places(sub_id):
+        rank = "reference" if is_reference else str(int(board.ranking.copeland.at[sub_id, "rank"]))
+        parts.append(f"{rank} ({board.spec.name})")
+    return "; ".join(parts) or NO_VALUE
 
 
 def _results(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) -> list[str]:
