@@ -12,7 +12,9 @@ The right answer (:class:`Oracle`) is computed from the prompt, as the reference
 its path): the molecule is read out of the question (RDKit for SMILES, OPSIN for IUPAC names, parsed in one
 batch up front by :meth:`Oracle.learn`, any other name on demand), a T5 edit is applied with
 :func:`evaluators.tracks.identity_blinded.edits.description_outcomes`, and RDKit gives the structure, formula,
-molecular weight, Lipinski's rule and T5's binary labels. Two things no tool computes come from tables the
+molecular weight, Lipinski's rule, ring counts and T5's binary labels; T4's relational questions (same
+molecule? more similar?) get the tool's own answer, and SELFIES and InChI are read back as the tool reads
+them. Two things no tool computes come from tables the
 test builds from the data sets — what a model that knows them would write: the IUPAC name of a structure
 (the set's own name, which OPSIN parses back by construction) and a measured property of a structure
 (T5's FreeSolv hydration free energy). A question whose answer cannot be reached is answered with a refusal
@@ -206,7 +208,7 @@ class Oracle:
         return known
 
     def _truth(self, prompt: str) -> Truth:
-        from rdkit.Chem import Descriptors
+        from rdkit.Chem import Descriptors, rdMolDescriptors
 
         t = self.tools
         blinded = t._parse_t5(prompt)
@@ -216,9 +218,13 @@ class Oracle:
         if task is None:
             return Truth("", None)
         named = how == "named"
+        if task in ("equivalence", "similarity"):  # T4's relational questions: the tool's own answer
+            shown = {n: self._mol(n, True) for n in t._trio(text)} if named else {}
+            return Truth("label", t._relational(task, how, text, shown) or None)
         kind = {"translation": "smiles" if named else "name", "formula": "formula", "lipinski": "label",
-                "molecular_weight": "number"}[task]  # fmt: skip
-        mol = self._mol(text, named)
+                "molecular_weight": "number", "ring_count": "count",
+                "aromatic_ring_count": "count"}[task]  # fmt: skip
+        mol = self._mol(text, named) if how in ("named", "with the SMILES") else t._read(how, text)
         if mol is None:
             return Truth(kind, None)
         smiles = _canonical(mol)
@@ -228,6 +234,10 @@ class Oracle:
             return Truth(kind, t._formula(mol), smiles=smiles)
         if task == "lipinski":
             return Truth(kind, t._lipinski(mol), smiles=smiles)
+        if kind == "count":
+            rings = rdMolDescriptors.CalcNumAromaticRings if task == "aromatic_ring_count" else (
+                rdMolDescriptors.CalcNumRings)
+            return Truth(kind, str(rings(mol)), smiles=smiles)
         return Truth(kind, f"{Descriptors.MolWt(mol):.2f}", unit="g/mol", smiles=smiles)
 
     def _blinded(self, task: str, how: str, text: str, edit: str | None) -> Truth:
@@ -278,6 +288,8 @@ def wrong(truth: Truth) -> str | None:
         return "no" if text == "yes" else "yes"
     if truth.kind == "number":
         return f"{float(text) + 5:.2f}"
+    if truth.kind == "count":
+        return str(int(text) + 1)
     if truth.kind == "formula":
         counts = formula_counts(text)
         counts["C"] += 1
@@ -306,7 +318,7 @@ def render(style: str, kind: str, answer: str, unit: str = "") -> str:
         return {"smiles": f"The SMILES is {a}.", "name": f"The IUPAC name is {a}.",
                 "formula": f"The molecular formula is {a}.",
                 "label": "Yes, it does." if a == "yes" else "No, it does not.",
-                "number": f"The value is {a}{u}."}[kind]  # fmt: skip
+                "number": f"The value is {a}{u}.", "count": f"The count is {a}."}[kind]  # fmt: skip
     if style == "markdown-bold":
         return f"**{label if kind == 'label' else a}**"
     if style == "latex-boxed":
@@ -326,6 +338,7 @@ def render(style: str, kind: str, answer: str, unit: str = "") -> str:
             "formula": "Count the atoms: carbons first, then hydrogens (MW 46.1, like C2H6O).",
             "label": "First I check each criterion; no single criterion decides it alone, yes or no.",
             "number": f"Similar compounds give about {lower:.2f}; adjusting for size and polarity...",
+            "count": "Walk the ring closures one by one, fused rings included (naphthalene has 2).",
         }[kind]  # fmt: skip
         return f"{reasoning}\nAnswer: {label if kind == 'label' else a}"
     if style == "leading-blank":
@@ -333,7 +346,7 @@ def render(style: str, kind: str, answer: str, unit: str = "") -> str:
     if style == "hedged":
         return {"smiles": f"I think it's probably {a}", "name": f"I believe it is {a}",
                 "formula": f"Probably {a}", "label": f"Probably {a}.",
-                "number": f"It might be about {a}{u}"}[kind]  # fmt: skip
+                "number": f"It might be about {a}{u}", "count": f"Probably {a}"}[kind]  # fmt: skip
     if style == "trailing-explanation":
         return {
             "smiles": f"{a}\n\nThis follows from the name: each locant fixes a substituent (compare CCO).",
@@ -342,6 +355,7 @@ def render(style: str, kind: str, answer: str, unit: str = "") -> str:
             "label": f"{label}.\nA first guess of \"{'no' if a == 'yes' else 'yes'}\" was wrong: each "
                      "criterion was checked.",
             "number": f"{a}{u}\nFor comparison, a reference compound is {lower:.2f}.",
+            "count": f"{a}\nCounted ring by ring; benzene alone would be 1.",
         }[kind]  # fmt: skip
     if style == "unicode":
         shown = {"number": a.replace("-", "\u2013"), "formula": a.translate(_SUBSCRIPT),
