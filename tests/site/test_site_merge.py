@@ -17,10 +17,10 @@ import pytest
 
 import leaderboard.__main__ as cli
 from leaderboard.ranking.headline import rank_headline
+from leaderboard.settings import references
 from leaderboard.site.exports import read_board, read_results
 from leaderboard.site.merge import Board, merge_boards
 from leaderboard.site.publish import ShrinkError, merge_exports, publish, retire
-from leaderboard.settings import references
 from leaderboard.site.sitedata import load_site_data
 from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
 from tests.site import _builders as b
