@@ -67,14 +67,14 @@ def test_a_corrupt_stored_run_is_listed_as_failed_and_the_site_still_builds(tmp_
     store = ResultStore(f"sqlite:///{tmp_path}/mlflow.db", artifact_root=tmp_path / "artifacts")
     ranks = b"augmentation,id\nkekule,m1\n"  # a damaged per-item table of the good run: wrong columns
     _store_directly(
-        store, tmp_path, "morgan-fingerprint-reference",
-        {"result.json": json.dumps(_document("morgan-fingerprint-reference", [GOOD_ROW])).encode(),
+        store, tmp_path, "char-ngram-baseline",
+        {"result.json": json.dumps(_document("char-ngram-baseline", [GOOD_ROW])).encode(),
          "ranks.csv.gz": gzip.compress(ranks)},
     )  # fmt: skip
     _store_directly(store, tmp_path, "bad", {"result.json": content.encode()})
 
     results, runs = store.export()
-    assert set(results["submission"]) == {"morgan-fingerprint-reference"}
+    assert set(results["submission"]) == {"char-ngram-baseline"}
     bad = runs.set_index("submission").loc["bad"]
     assert bad["status"] == "FAILED" and "stored result cannot be read" in bad["reason"]
     assert reason in bad["reason"], bad["reason"]
@@ -89,10 +89,11 @@ def test_a_corrupt_stored_run_is_listed_as_failed_and_the_site_still_builds(tmp_
     )
     copy_mkdocs_config(repo)
     cards = [
-        load_submission(ROOT / "submissions" / "morgan-fingerprint-reference" / "submission.yaml").card()
+        load_submission(ROOT / "submissions" / "char-ngram-baseline" / "submission.yaml").card()
     ]
     write_exports(results, runs, cards, repo / "site", tables=tables)
     generate_pages(repo / "site", repo_root=ROOT)
     public = build_site(repo, strict=True)
     overview = (public / "index.html").read_text(encoding="utf-8")
-    assert "Morgan fingerprint" in overview and "stored result cannot be read" in overview
+    # A ranked model (a reference alone would be shown on no board: it is placed among ranked models).
+    assert "Character n-gram baseline" in overview and "stored result cannot be read" in overview
