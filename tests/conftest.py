@@ -36,6 +36,59 @@ runpy.run_path("/job/snippet.py", run_name="__main__")
 """
 
 
+@pytest.fixture(scope="session", autouse=True)
+def mlflow_tables_migrated_once() -> Iterator[None]:
+    """Give every new, empty sqlite MLflow store of the session the tables of the first one MLflow migrated.
+
+    MLflow makes a new store's tables by running each of its schema migrations in turn: about 5 s per store
+    on the CI machine, and the suite makes dozens of throw-away stores (``ResultStore`` on a fresh
+    ``sqlite:///…``, ``--state-dir`` of a temporary folder, every ``Evaluator``). The first empty sqlite
+    store of the session is migrated by MLflow itself; every later one receives the SQL dump of what that
+    migration produced (every table, index and row, ``alembic_version`` included: the same schema,
+    statement for statement), then MLflow goes on as after its own migration. Any other database (the
+    cluster tests' PostgreSQL server), and a store that already has tables, is left to MLflow.
+    """
+    try:
+        import mlflow.store.db.utils as db_utils
+    except ImportError:  # no MLflow: nothing to share
+        yield
+        return
+    migrate = getattr(db_utils, "_initialize_tables", None)
+    if migrate is None:  # another MLflow: it migrates every store itself
+        yield
+        return
+    import sqlalchemy
+
+    dump: list[str] = []
+
+    def empty(engine) -> bool:
+        return all(t.startswith("alembic_") for t in sqlalchemy.inspect(engine).get_table_names())
+
+    def initialize(engine) -> None:
+        if engine.dialect.name != "sqlite" or not empty(engine):
+            migrate(engine)
+            return
+        connection = engine.raw_connection()
+        try:
+            if dump:
+                connection.driver_connection.executescript("\n".join(dump))
+                return
+        finally:
+            connection.close()
+        migrate(engine)  # the session's first store: MLflow's own migration, kept as the dump
+        connection = engine.raw_connection()
+        try:
+            dump.extend(connection.driver_connection.iterdump())
+        finally:
+            connection.close()
+
+    db_utils._initialize_tables = initialize
+    try:
+        yield
+    finally:
+        db_utils._initialize_tables = migrate
+
+
 @pytest.fixture(scope="session")
 def benchmark_data():
     """Return ``get(name)``: a data root holding ``<name>/…``, prepared the way the product prepares it.

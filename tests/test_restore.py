@@ -3,18 +3,26 @@
 Works on a copy of this checkout's committed ``site/data/`` and a throw-away sqlite store: the imported
 store exports exactly the committed board, a second import adds nothing, and every imported result is
 found under the key an evaluation of the unchanged submission would look up (so it is reused).
+The record is imported once for the module, through the command line (an import of the whole record takes
+a minute here): the tests read what :func:`leaderboard.restore.import_results` was called with and
+returned, what the command printed, and the store it filled.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import leaderboard.__main__ as cli
+import leaderboard.restore as restore
+from leaderboard.execution.job_inputs import git_commit
 from leaderboard.restore import import_results, key_fields
 from leaderboard.site.publish import merge_exports
 from leaderboard.store import IMPORTED_TAG, ResultStore, run_key
@@ -32,13 +40,29 @@ def _digests(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def restored(tmp_path_factory):
+    """``python -m leaderboard --state-dir STATE import-results`` in a repository with a copy of the record.
+
+    Records the one call of :func:`~leaderboard.restore.import_results` the command makes (its store, site
+    folder, source and report) and what the command printed: one line per imported result, then the report.
+    """
     tmp = tmp_path_factory.mktemp("restore")
-    site = tmp / "site"
-    shutil.copytree(COMMITTED, site / "data", ignore=shutil.ignore_patterns("plots", "molecules.json"))
-    store = ResultStore(f"sqlite:///{tmp}/mlflow.db", artifact_root=tmp / "artifacts")
-    lines: list[str] = []
-    report = import_results(store, site, source="site/data@test", log=lines.append)
-    return {"site": site, "store": store, "report": report, "lines": lines, "tmp": tmp}
+    repo = tmp / "repo"
+    shutil.copytree(COMMITTED, repo / "site" / "data", ignore=shutil.ignore_patterns("plots"))
+    calls: list[dict] = []
+
+    def recorded(store, site_dir, **kwargs):
+        report = import_results(store, site_dir, **kwargs)
+        calls.append({"store": store, "site": Path(site_dir), "report": report, **kwargs})
+        return report
+
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setattr(cli, "REPO_ROOT", repo)
+        mp.setattr(restore, "import_results", recorded)  # the command imports it when it runs
+        code = cli.main(["--state-dir", str(tmp / "state"), "import-results"])
+    printed = out.getvalue().splitlines()
+    assert len(calls) == 1, (code, printed)
+    return {**calls[0], "lines": printed[:-1], "out": out.getvalue(), "code": code, "repo": repo, "tmp": tmp}
 
 
 def test_every_committed_result_is_imported(restored) -> None:
@@ -74,13 +98,48 @@ def test_an_evaluation_would_reuse_the_imported_results(restored) -> None:
             continue
         found = store.find_finished(run_key(key_fields(record)))
         assert found is not None, record["run_id"]
-        assert found.data.tags[IMPORTED_TAG] == "site/data@test"
+        assert found.data.tags[IMPORTED_TAG] == restored["source"]
         assert found.data.tags["image_tag"] == record["image_tag"]
 
 
 def test_a_second_import_adds_nothing(restored) -> None:
     again = import_results(restored["store"], restored["site"], log=lambda line: None)
     assert again.imported == [] and len(again.present) == len(restored["report"].imported)
+
+
+def test_the_artifacts_of_a_key_are_its_rows_of_each_table_in_table_order(tmp_path) -> None:
+    from leaderboard.site.merge import Board
+    from leaderboard.tracks import table_specs
+    from tests.site import _builders as b
+
+    ranks = b.item_ranks({"datamol-default": ["m1", "m2"], "chebi20": ["c1", "c2"]}, n_items=2, worst=1)
+    tables = {"item_ranks": ranks, "recall_at_k": b.curves(["zeta", "alpha"], "chebi20")}
+    board = Board.from_exports(b.results(b.BASE_SCORE), b.runs(), b.submissions(list(b.BASE_SCORE)), tables)
+    rows = restore._table_rows(board)
+    for key, names in (
+        (("alpha", "amore", "chebi20"), ["item_ranks", "recall_at_k"]),
+        (("zeta", "amore", "datamol-default"), ["item_ranks"]),  # no curves of that data set
+        (("mu", "amore", "chebi20"), []),  # its run failed: no rows
+    ):
+        folder = tmp_path / "-".join(key)
+        folder.mkdir()
+        paths = restore._tables(board, rows, key, folder)
+        assert [p.name for p in paths] == [table_specs()[n][1].artifact for n in names]
+        for name, path in zip(names, paths, strict=True):
+            table, spec = board.tables[name], table_specs()[name][1]
+            mine = table.loc[
+                (table["submission"].astype(str) == key[0])
+                & (table["track"].astype(str) == key[1])
+                & (table["dataset"].astype(str) == key[2])
+            ]
+            assert len(mine) > 0
+            # Compressed as the tracks write theirs, gzip level 5 (the header's XFL byte is 2 for level 9).
+            assert path.read_bytes()[:3] == b"\x1f\x8b\x08" and path.read_bytes()[8] == 0
+            expected = io.StringIO(mine.loc[:, list(spec.columns)].to_csv(index=False))
+            pd.testing.assert_frame_equal(
+                pd.read_csv(path, dtype=str, keep_default_na=False),
+                pd.read_csv(expected, dtype=str, keep_default_na=False),
+            )
 
 
 def test_a_tampered_record_is_refused_naming_the_problem(tmp_path) -> None:
@@ -101,12 +160,13 @@ def test_a_tampered_record_is_refused_naming_the_problem(tmp_path) -> None:
         import_results(store, site, log=lambda line: None)
 
 
-def test_the_command_line_imports_into_the_state_folder(tmp_path, monkeypatch, capsys) -> None:
-    repo = tmp_path / "repo"
-    shutil.copytree(COMMITTED, repo / "site" / "data", ignore=shutil.ignore_patterns("plots"))
-    monkeypatch.setattr(cli, "REPO_ROOT", repo)
-    assert cli.main(["--state-dir", str(tmp_path / "state"), "import-results"]) == 0
+def test_the_command_line_imports_into_the_state_folder(restored) -> None:
+    # The command of the module's import: the repository's site folder, the source naming its commit.
+    assert restored["code"] == 0
+    assert restored["site"] == restored["repo"] / "site"
+    assert restored["source"] == f"site/data@{git_commit(restored['repo'])}"
     runs = json.loads((COMMITTED / "runs.json").read_text(encoding="utf-8"))
     n = len({(r["submission"], r["track"], r["dataset"]) for r in runs if r["status"] == "FINISHED"})
-    assert f"import-results: {n} imported, 0 already present" in capsys.readouterr().out
-    assert (tmp_path / "state" / "mlflow.db").is_file()
+    assert f"import-results: {n} imported, 0 already present" in restored["out"]
+    assert restored["out"].splitlines()[-1] == restored["report"].line()
+    assert (restored["tmp"] / "state" / "mlflow.db").is_file()

