@@ -57,6 +57,7 @@ References
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -87,6 +88,7 @@ __all__ = [
     "item_values_from_ranks",
     "point_table",
     "rank_intervals",
+    "replicate_values",
 ]
 
 #: Columns of the :func:`rank_intervals` result (indexed by system).
@@ -125,18 +127,17 @@ class BootstrapResult:
 # --------------------------------------------------------------------------------------------
 
 
-def _run_bootstrap(prep: PreparedItems, *, seed: int, n_boot: int) -> BootstrapResult:
-    """Draw the replicates, re-rank each with Copeland and collect the ranks."""
+def replicate_values(prep: PreparedItems, *, seed: int, n_boot: int) -> Iterator[np.ndarray]:
+    """Yield the bootstrap replicates' criterion values, in blocks of shape ``(block, systems, criteria)``.
+
+    Each pool's items are drawn with replacement (one draw serves every criterion of the pool) and the
+    criteria are recomputed from the resampled means (:func:`combine_parts`). Replicates come in blocks so
+    that the means stay bounded in memory; the draws depend only on the seed (blocks are drawn in order,
+    pools in sorted order within a block), so the rank bootstrap and any statistic of the criteria
+    (:mod:`leaderboard.ranking.robustness`) see the same replicates for the same items and seed.
+    """
     n_sys, n_cols = len(prep.systems), len(prep.columns)
-    full = point_values(prep)
-    point = copeland_ranking(
-        pd.DataFrame(full, index=prep.systems, columns=prep.criteria),
-        pd.Series(prep.weights, index=prep.criteria),
-    )
     rng = np.random.default_rng(seed)
-    ranks = np.empty((n_boot, n_sys), dtype=np.int64)
-    # Replicates in blocks so that the (block, n_systems, n_columns) means stay bounded in memory; the
-    # draws depend only on the seed (blocks are drawn in order, pools in sorted order within a block).
     block = max(1, min(n_boot, _BLOCK_CELLS // max(1, n_sys * n_cols)))
     for start in range(0, n_boot, block):
         stop = min(n_boot, start + block)
@@ -149,10 +150,24 @@ def _run_bootstrap(prep: PreparedItems, *, seed: int, n_boot: int) -> BootstrapR
             means[:, :, group.columns] = pool_means(
                 counts.reshape(stop - start, n).astype(float), group, n_sys
             )
-        values = combine_parts(means, prep.layout)
-        for b in range(stop - start):
+        yield combine_parts(means, prep.layout)
+
+
+def _run_bootstrap(prep: PreparedItems, *, seed: int, n_boot: int) -> BootstrapResult:
+    """Draw the replicates, re-rank each with Copeland and collect the ranks."""
+    n_sys = len(prep.systems)
+    full = point_values(prep)
+    point = copeland_ranking(
+        pd.DataFrame(full, index=prep.systems, columns=prep.criteria),
+        pd.Series(prep.weights, index=prep.criteria),
+    )
+    ranks = np.empty((n_boot, n_sys), dtype=np.int64)
+    start = 0
+    for values in replicate_values(prep, seed=seed, n_boot=n_boot):
+        for b in range(len(values)):
             scores = copeland_score_array(values[b], prep.weights)
             ranks[start + b] = 1 + (scores[None, :] > scores[:, None]).sum(axis=1)
+        start += len(values)
     better = np.zeros((n_sys, n_sys))
     step = max(1, _BLOCK_CELLS // max(1, n_sys * n_sys))
     for start in range(0, n_boot, step):

@@ -68,6 +68,7 @@ from leaderboard.site.pages.overview import index_page
 from leaderboard.site.pages.security import security_page
 from leaderboard.site.pages.submission import submission_page, submissions_index_page
 from leaderboard.site.pages.track import track_page, tracks_index_page
+from leaderboard.site.robustness import board_robustness
 from leaderboard.site.schema import GENERATED_HEADER, data_files
 from leaderboard.site.sitedata import load_site_data
 from leaderboard.tracks import track_names
@@ -122,6 +123,7 @@ def generate_pages(
     data = load_site_data(site_dir)
     data.intervals, data.interval_note = headline_intervals(data, cache_dir)
     data.board_intervals = board_intervals(data, cache_dir)
+    data.board_robustness = board_robustness(data)
     write_derived(data, site_dir)
     data.files = tuple(name for name in data_files() if (site_dir / "data" / name).is_file())
     figures = Figures(site_dir)

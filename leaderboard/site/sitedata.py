@@ -71,6 +71,9 @@ class SiteData:
         not ranked: what the overview shows.
     board_intervals : dict of str to (pandas.DataFrame or None, str)
         Bootstrap rank intervals of each board's ranking and, when there are none, why (set by the build).
+    board_robustness : dict of str to pandas.DataFrame
+        Robust skill and its interval per model of each board (set by the build;
+        :func:`leaderboard.site.robustness.board_robustness`).
     ids : list of str
         Every submission with a manifest, a result or a run, sorted.
     seen : list of dict
@@ -90,6 +93,7 @@ class SiteData:
     seen: list[dict[str, Any]] = field(default_factory=list)
     listed_references: Mapping[str, str] | None = None
     board_intervals: dict[str, tuple[pd.DataFrame | None, str]] = field(default_factory=dict)
+    board_robustness: dict[str, pd.DataFrame] = field(default_factory=dict)
     ranking: Ranking = field(init=False)
     references: dict[str, str] = field(init=False)
     boards: Mapping[str, Board] = field(init=False)

@@ -227,7 +227,7 @@ def test_ranking_starts_compact_and_the_toggle_shows_every_criterion(
     page, tab = _open(browser, server, viewport, "")
     try:
         compact = _visible_headers(tab)
-        assert compact[:3] == ["Rank", "Model", "Copeland"], compact
+        assert compact[:4] == ["Rank", "Model", "Robust skill", "Copeland"], compact
         assert "amore mean rank" in compact and "Rank interval" in compact
         assert "W / L / T" not in compact and not [h for h in compact if "·" in h], compact
         button = tab.query_selector(".chemrobust-ranking__toggle")

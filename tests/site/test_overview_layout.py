@@ -91,8 +91,8 @@ def test_ranking_table_is_compact_first_with_a_mean_rank_per_track(tmp_path) -> 
     header = next(line for line in index.splitlines() if line.startswith("| Rank | Model"))
     columns = [h.strip() for h in header.strip("|").split("|")]
     compact = [columns[int(i)] for i in opening.group(1).split(",")]
-    assert compact == ["Rank", "Model", "Copeland", "amore mean rank"]
-    assert "W / L / T" in columns and len(columns) == 4 + 1 + 10  # and the ten criteria
+    assert compact == ["Rank", "Model", "Robust skill", "Copeland", "amore mean rank"]
+    assert "W / L / T" in columns and len(columns) == 5 + 1 + 10  # and the ten criteria
     # The table comes first on its board, before the prose that explains it: the board's criteria legend,
     # then the text both boards share.
     table, legend = index.index("| Rank | Model"), index.index("weight 1 in all")
@@ -100,7 +100,7 @@ def test_ranking_table_is_compact_first_with_a_mean_rank_per_track(tmp_path) -> 
     # zeta beats both on every criterion: mean rank 1.0 on the track, the best (bold).
     zeta = next(line for line in index.splitlines() if line.startswith("| 1 | [Zeta-BERT"))
     cells = [c.strip() for c in re.split(r"(?<!\\)\|", zeta)]  # the name holds an escaped "\|"
-    assert cells[5] == "**1.0**", cells
+    assert cells[6] == "**1.0**", cells
 
 
 def test_best_value_in_bold_follows_the_criterions_direction(tmp_path) -> None:

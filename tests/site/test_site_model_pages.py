@@ -12,6 +12,7 @@ per-item tables hold them.
 from __future__ import annotations
 
 import html
+import json
 import re
 from types import SimpleNamespace
 
@@ -262,7 +263,12 @@ def boards(tmp_path_factory: pytest.TempPathFactory) -> dict:
     write_exports(results, b.runs(), list(cards.values()), site)
     generate_pages(site, repo_root=site.parent)
     pages = {sub: (site / "submissions" / f"{sub}.md").read_text(encoding="utf-8") for sub in cards}
-    return {"pages": pages, "index": (site / "submissions" / "index.md").read_text(encoding="utf-8")}
+    return {
+        "pages": pages,
+        "index": (site / "submissions" / "index.md").read_text(encoding="utf-8"),
+        "overview": (site / "index.md").read_text(encoding="utf-8"),
+        "plots": site / "data" / "plots",
+    }
 
 
 def _ranking_section(page: str) -> str:
@@ -304,3 +310,28 @@ def test_submissions_index_ranks_per_board(boards: dict) -> None:
     assert rows["zeta"].startswith("| 1 (embedding) |") and rows["gen1"].startswith("| 1 (generative) |")
     assert rows["ceiling"].startswith("| reference (embedding) |")
     assert rows["floor"].startswith("| reference (generative) |")
+
+
+def test_robust_skill_is_on_the_model_page_with_its_invariance_profile(boards: dict) -> None:
+    gen1 = _ranking_section(boards["pages"]["gen1"])
+    # The fixture's κ consistency is 0.8 on every criterion: robust skill 0.80, no spread to resample.
+    assert "**Robust skill on the generative board: 0.80**" in gen1
+    assert 'id="sub-gen1-generative-invariance-profile"' in gen1
+    fig = json.loads((boards["plots"] / "sub-gen1-generative-invariance-profile.json").read_text())
+    bars = dict(zip(fig["data"][0]["x"], fig["data"][0]["y"], strict=True))
+    assert bars == {"random atom order": 0.8, "IUPAC name": 0.8}
+    floor = _ranking_section(boards["pages"]["floor"])  # a reference: shown too, at zero
+    assert "**Robust skill on the generative board: 0.00**" in floor
+    alpha = _ranking_section(boards["pages"]["alpha"])  # both capabilities: a number on each board
+    assert "Robust skill on the embedding board" in alpha and "Robust skill on the generative board" in alpha
+
+
+def test_robust_skill_stands_beside_the_rank_on_both_boards(boards: dict) -> None:
+    overview = boards["overview"]
+    headers = [line for line in overview.splitlines() if line.startswith("| Rank | Model |")]
+    assert len(headers) == 2
+    assert all(h.startswith("| Rank | Model | Robust skill | Copeland |") for h in headers)
+    rows = [line for line in overview.splitlines() if line.startswith("|")]
+    gen1 = next(line for line in rows if "(submissions/gen1.md)" in line)
+    assert gen1.split(" | ")[2] == "**0.80**"  # the best ranked model's value is bold
+    assert "methodology.md#robust-skill" in overview

@@ -61,9 +61,11 @@ def test_overview_ranks_by_copeland(built: dict) -> None:
     positions = [ranking.index(f"{sub.capitalize()}-BERT | v1") for sub in ("zeta", "alpha", "mu")]
     assert positions == sorted(positions)
     # zeta beats both, alpha beats mu: scores +2, 0, -2.
-    assert re.search(r"1\s+Zeta-BERT \| v1\s+\+2\s+2 / 0 / 0", ranking)
-    assert re.search(r"2\s+Alpha-BERT \| v1\s+0\s+1 / 1 / 0", ranking)
-    assert re.search(r"3\s+Mu-BERT \| v1\s+-2\s+0 / 2 / 0", ranking)
+    # Each row: rank, name, robust skill (here AMORE's mean Acc@1, with its interval), Copeland, W / L / T.
+    skill = r"\s+\d\.\d\d(?: \[\d\.\d\d, \d\.\d\d\])?"
+    assert re.search(r"1\s+Zeta-BERT \| v1" + skill + r"\s+\+2\s+2 / 0 / 0", ranking)
+    assert re.search(r"2\s+Alpha-BERT \| v1" + skill + r"\s+0\s+1 / 1 / 0", ranking)
+    assert re.search(r"3\s+Mu-BERT \| v1" + skill + r"\s+-2\s+0 / 2 / 0", ranking)
     assert "Condorcet winner" in ranking and "Zeta-BERT" in ranking
     assert "10 criteria of 1 track" in ranking and "each track weighs 1" in ranking
     # The column group of the track, with its criterion label and weights.

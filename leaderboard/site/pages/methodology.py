@@ -15,6 +15,7 @@ from leaderboard.markdown import NO_VALUE, code, esc, table, url
 from leaderboard.ranking.rules import RULE_LABELS
 from leaderboard.site.blocks import SEEN_MARK
 from leaderboard.site.extensions import extension
+from leaderboard.site.robustness import methodology_lines
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import metric, track, track_names
@@ -264,6 +265,7 @@ def methodology_page(data: SiteData) -> str:
         "over its data files, its definition and code version and the seed; results are keyed by it.",
         "",
         *_seen_section(data),
+        *methodology_lines(),
         "## Ranking: Copeland (Vote'n'Rank)",
         "",
         "The overall ranking follows Vote'n'Rank [1]. Every headline criterion (one per track, data set "

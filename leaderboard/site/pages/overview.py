@@ -34,6 +34,7 @@ from leaderboard.site.blocks import Figures, seen_mark, submission_link
 from leaderboard.site.format import change, fmt, is_num, metric_label, plural
 from leaderboard.site.pages.downloads import download_links
 from leaderboard.site.pairwise import pairwise_figure
+from leaderboard.site.robustness import robust_cell
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
@@ -230,7 +231,13 @@ def ranking_table(data: SiteData, *, link_prefix: str, board: Board | None = Non
     means = track_mean_ranks(data, rk)
     mean_labels = [esc(f"{name} mean rank") for name in means.columns]
     best_mean = means.min()
-    headers = ["Rank", "Model", "Copeland", "W / L / T", *extra, *mean_labels, *labels]
+    # With a board, its robust skill stands beside the rank (leaderboard.site.robustness).
+    skill = ["Robust skill"] if board is not None else []
+    headers = ["Rank", "Model", *skill, "Copeland", "W / L / T", *extra, *mean_labels, *labels]
+    robust = data.board_robustness.get(board.spec.name) if board is not None else None
+    best_skill = (
+        robust["robust_skill"].reindex(rk.copeland.index).max() if robust is not None else float("nan")
+    )
     headline = rk.headline.reindex(rk.copeland.index)
     rows = []
     order = board.rows() if board is not None else [(str(s), False) for s in rk.copeland.index]
@@ -239,9 +246,12 @@ def ranking_table(data: SiteData, *, link_prefix: str, board: Board | None = Non
             rows.append(_reference_cells(data, board, sub_id, link_prefix, len(extra), list(means.columns)))
             continue
         row = rk.copeland.loc[sub_id]
+        top_skill = robust is not None and sub_id in robust.index
+        top_skill = top_skill and robust.at[sub_id, "robust_skill"] == best_skill
         cells = [
             str(int(row["rank"])),
             submission_link(data, sub_id, link_prefix),
+            *([_bold(robust_cell(data, board, sub_id), top_skill and len(rk.copeland) > 1)] if skill else []),
             f"{int(row['score']):+d}" if row["score"] else "0",
             f"{int(row['wins'])} / {int(row['losses'])} / {int(row['ties'])}",
         ]
@@ -270,8 +280,10 @@ def ranking_table(data: SiteData, *, link_prefix: str, board: Board | None = Non
             mark = seen_mark(data, sub_id, str(rk.criteria.at[c, "dataset"]))
             cells.append((f"**{txt}**" if top else txt) + mark)
         rows.append(cells)
-    align = ["r", "l", "r", "c"] + ["c"] * len(extra) + ["r"] * len(mean_labels) + ["r"] * len(crit)
-    compact = [0, 1, 2, *range(4, 4 + len(extra) + len(mean_labels))]
+    align = ["r", "l", *(["c"] * len(skill)), "r", "c"] + ["c"] * len(extra)
+    align += ["r"] * len(mean_labels) + ["r"] * len(crit)
+    first = 2 + len(skill)  # the Copeland column
+    compact = [*range(first + 1), *range(first + 2, first + 2 + len(extra) + len(mean_labels))]
     return table(headers, rows, align=align), compact
 
 
@@ -453,6 +465,7 @@ def _reference_cells(
     cells = [
         '<span title="reference: not ranked">–</span>',
         f"*{submission_link(data, sub_id, link_prefix)}* {reference_badge()}",
+        f"*{robust_cell(data, board, sub_id)}*",
         f'<span title="{title}">({score:+d})</span>' if score else f'<span title="{title}">(0)</span>',
         f"{int(place['wins'])} / {int(place['losses'])} / {int(place['ties'])}",
         *([NO_VALUE] * n_extra),
@@ -469,6 +482,10 @@ def _reference_cells(
         txt = f"*{fmt(val, str(rk.criteria.at[c, 'metric']))}*"
         cells.append(txt + seen_mark(data, sub_id, str(rk.criteria.at[c, "dataset"])))
     return cells
+
+
+def _bold(text: str, bold: bool) -> str:
+    return f"**{text}**" if bold else text
 
 
 def boards_section(data: SiteData, figures: Figures) -> list[str]:
@@ -492,6 +509,11 @@ def boards_section(data: SiteData, figures: Figures) -> list[str]:
             f"of {plural(len(tracks), 'track')} ({', '.join(link(t, f'tracks/{t}.md') for t in tracks)}); "
             "each track weighs 1, split evenly over its criteria."
             + (f" {plural(refs, 'reference')} shown in italics, not ranked." if refs else ""),
+            "",
+            "**Robust skill** (the number to quote): the model's skill when the molecule or the question is "
+            "rewritten, 0 = a constant or random answerer, 1 = perfect under every rewrite, with its "
+            f"{round(100 * BOOTSTRAP['level'])} % "
+            "bootstrap interval ([definition](methodology.md#robust-skill)).",
             "",
         ]
         out += reference_notes(data, board)

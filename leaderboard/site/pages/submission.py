@@ -30,6 +30,7 @@ from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.pages.model_card import card_rows, provenance_section
 from leaderboard.site.pages.overview import OTHER_RULES, criterion_label
 from leaderboard.site.pages.track import per_dimensions, where_of
+from leaderboard.site.robustness import robustness_section
 from leaderboard.site.schema import BOOTSTRAP, SLUG
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import dimensions, ordered, track, track_names, value_sort_key
@@ -98,7 +99,7 @@ def submission_page(data: SiteData, sub_id: str, figures: Figures, explorer: Exp
     """
     meta = data.submissions.get(sub_id, {})
     out = [f"# {esc(data.name(sub_id))}", "", f"Submission {code(sub_id)}.", ""]
-    out += ["## Ranking", "", *_ranking(data, sub_id)]
+    out += ["## Ranking", "", *_ranking(data, sub_id), *robustness_section(data, sub_id, figures)]
     out += ["## Model card", ""]
     if meta:
         if meta.get("description"):
