@@ -89,6 +89,29 @@ def mlflow_tables_migrated_once() -> Iterator[None]:
         db_utils._initialize_tables = migrate
 
 
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Run torch on one intra-op thread in the module that asks (``pytest.mark.usefixtures``); restore after.
+
+    The models those modules run in the test process are tiny (a few layers, 32 to 128 wide): a second
+    thread has nothing to gain, and on the 2-core CI machine, busy beside pytest (dockerd, containers,
+    services, forked children), torch's second OpenMP thread competes with the main one for the cores
+    (``leaderboard.tools.training`` trains on one thread by default). What those tests compare — the lean
+    loop against ``generate`` in the same process, the bench's report — does not depend on the thread count.
+    Measured 2026-12-05 on the 2-core host shared with other jobs, default (2 threads) → one thread:
+    tests/evaluators/test_generation.py 257 → 28-93 s (by the host's load), the generation bench's smoke
+    test 154 → 17 s.
+    """
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 @pytest.fixture(scope="session")
 def benchmark_data():
     """Return ``get(name)``: a data root holding ``<name>/…``, prepared the way the product prepares it.

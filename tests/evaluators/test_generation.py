@@ -21,6 +21,8 @@ from transformers import (
 
 from evaluators.adapters import Completion, GenerationRequest, ModelConfig, load_adapter, stop_index
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py: tiny models, a shared machine
+
 SPECIALS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 CHARS = list(string.ascii_letters + string.digits + string.punctuation + " ")
 VOCAB = len(SPECIALS) + len(CHARS)

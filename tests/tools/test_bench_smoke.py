@@ -6,6 +6,8 @@ to its report, and what its exit status promises, are.
 
 from __future__ import annotations
 
+import pytest
+
 from leaderboard.tools import bench_endpoint, bench_ranking
 
 
@@ -21,6 +23,7 @@ def test_the_ranking_bench_runs_on_a_few_systems(capsys) -> None:
     assert "items" in out
 
 
+@pytest.mark.usefixtures("one_torch_thread")  # tests/conftest.py: tiny models, a shared machine
 def test_the_generation_bench_runs_on_the_reference_and_a_decoder(capsys) -> None:
     from leaderboard.tools import bench_generation
 
