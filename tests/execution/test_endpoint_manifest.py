@@ -42,7 +42,7 @@ def test_a_valid_endpoint_manifest_loads_with_its_defaults(tmp_path) -> None:
     assert (sub.model.api, sub.model.max_concurrency, sub.model.timeout_s, sub.model.max_tokens_total) == (
         "chat", 4, 60.0, None,
     )  # fmt: skip
-    assert sub.selected_tracks() == ["consistency", "identity_blinded", "prompt_robustness"]  # generative
+    assert sub.selected_tracks() == ["captioning", "consistency", "identity_blinded", "prompt_robustness"]
     assert endpoint_key_env("acme-gpt-4") == "CHEMROBUST_KEY_ACME_GPT_4"
     local = _load(
         tmp_path, lambda m: m["model"].update(url="http://127.0.0.1:8000/v1")

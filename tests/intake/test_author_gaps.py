@@ -74,7 +74,7 @@ def test_a_misspelt_track_gets_the_closest_name_and_a_far_one_the_list(tmp_path)
             "Use one of the names listed, or leave 'tracks' out to run every track the capabilities allow.",
         ),
     ]
-    assert all("choose from amore, consistency" in p.message for p in problems)
+    assert all("choose from amore, captioning, consistency" in p.message for p in problems)
 
 
 def test_an_encoder_that_declares_generate_is_refused(tmp_path):

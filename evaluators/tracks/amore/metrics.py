@@ -75,9 +75,6 @@ for _spec in (
     MetricSpec("chance_acc_at_1", True, "chance Acc@1", "Acc@1 of a random ranking, 1/N.", 0.0, 1.0),
     MetricSpec("n_pairs", True, "n pairs", "Pairs scored (identity check passed).", 0.0, integral=True),
     MetricSpec(
-        "n_identical", True, "n identical", "Pairs whose rewrite equals the original.", 0.0, integral=True
-    ),  # fmt: skip
-    MetricSpec(
         "n_non_trivial",
         True,
         "n non-trivial",

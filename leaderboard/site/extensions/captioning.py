@@ -1,0 +1,144 @@
+"""The captioning track's site extension: caption scores per rewrite, their drops, and the methodology.
+
+Registered as ``EXTENSIONS["captioning"]``. Per data set, the track page gets one table: a row per model
+and metric (BLEU-2/4, ROUGE-1/2/L, METEOR), the score on the original string, then per rewrite the score
+and its drop from the original on the same molecules with the paired bootstrap interval. Nothing of the
+track is ranked (:mod:`evaluators.tracks.captioning`): the page says so above the table.
+
+Everything a submission controls (its name, its ids) is escaped with :mod:`leaderboard.markdown`.
+
+References
+----------
+.. [1] Ganeeva, V. et al. (2024). AMORE (``../shared/papers/amore-smiles-augmentation-robustness.txt``).
+.. [2] Edwards, C. et al. (2022). Translation between Molecules and Natural Language. EMNLP.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+
+from evaluators.tracks.captioning import (
+    INSTRUCTION,
+    ITEMS_PER_DATASET,
+    ORIGINAL,
+    REWRITES,
+    SCORES,
+    TRACK,
+    WHAT,
+)
+from evaluators.tracks.captioning.drops import LEVEL, REPLICATES
+from leaderboard.markdown import code, esc, table
+from leaderboard.site.blocks import Figures
+from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.sitedata import SiteData
+from leaderboard.tracks import metric
+
+#: Why nothing of this track is ranked (shown on the track page and in the methodology).
+NOT_RANKED = (
+    "Not ranked: a constant caption (\"The molecule is a …\") scores well above zero on BLEU and ROUGE "
+    "against ChEBI-20's descriptions, which all open with \"The molecule is\", and never drops under a "
+    "rewrite. Until reference captioners show where honest scores lie, these numbers are reported only."
+)
+
+
+def _num(value: Any) -> str:
+    if value is None or not math.isfinite(float(value)):
+        return "—"
+    return f"{float(value):.3f}"
+
+
+def _values(rows: pd.DataFrame) -> dict[tuple[str, str, str], float]:
+    """``(submission, augmentation, metric) → value`` of the track's rows of one data set."""
+    keys = zip(rows["submission"].astype(str), rows["augmentation"].astype(str), rows["metric"].astype(str),
+               strict=True)  # fmt: skip
+    return {k: float(v) for k, v in zip(keys, rows["value"], strict=True)}
+
+
+def _drop_cell(values: dict, sub: str, rewrite: str, name: str) -> str:
+    score = values.get((sub, rewrite, name))
+    if score is None:
+        return "—"
+    drop = values.get((sub, rewrite, f"{name}_drop"))
+    low, high = (values.get((sub, rewrite, f"{name}_drop_{end}")) for end in ("low", "high"))
+    if drop is None:
+        return _num(score)
+    return f"{_num(score)} (Δ {_num(drop)} [{_num(low)}, {_num(high)}])"
+
+
+def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
+    """Return one table of a data set: per model and metric, the scores and drops."""
+    del figures
+    rows = data.track_results(TRACK)
+    rows = rows.loc[rows["dataset"] == dataset]
+    if rows.empty:
+        return []
+    values = _values(rows)
+    subs = data.order({str(s) for s in rows["submission"].unique()})
+    present = [r for r in REWRITES if r in set(rows["augmentation"].astype(str))]
+    header = ["Model", "Metric", "original", *present]
+    body = []
+    for sub in subs:
+        for name in SCORES.values():
+            if (sub, ORIGINAL, name) not in values and not any((sub, r, name) in values for r in present):
+                continue
+            first = _num(values.get((sub, ORIGINAL, name)))
+            body.append([esc(data.name(sub)), esc(metric(name).label), first,
+                         *(_drop_cell(values, sub, r, name) for r in present)])  # fmt: skip
+    counts = []
+    for r in present:
+        asked = {values.get((s, r, "n_items")) for s in subs} - {None}
+        same = {values.get((s, r, "n_identical")) for s in subs} - {None}
+        if asked:
+            counts.append(f"{code(r)}: {', '.join(str(int(n)) for n in sorted(asked))} asked"
+                          + (f", {', '.join(str(int(n)) for n in sorted(same))} identical to the original"
+                             if same else ""))  # fmt: skip
+    out = ["### Caption scores per rewrite", "", f"**{esc(NOT_RANKED)}**", ""]
+    out += [
+        "Each cell of a rewrite: its score over the molecules asked in it, then (Δ) the drop from the "
+        "original string on the same molecules (positive: worse when rewritten) with its "
+        f"{int(LEVEL * 100)} % paired bootstrap interval ({REPLICATES} replicates). A rewrite equal to the "
+        "original string is not asked again.",
+        "",
+        table(header, body, align=["l", "l"] + ["r"] * (1 + len(present))),
+        "",
+    ]
+    if counts:
+        out += ["Molecules per rewrite: " + "; ".join(counts) + ".", ""]
+    return out
+
+
+def methodology() -> list[str]:
+    """Return the instruction, the sample, the rewrites, the scores and why nothing is ranked."""
+    return [
+        f"The captioning track asks every generative model to describe {ITEMS_PER_DATASET} ChEBI-20 test "
+        "molecules (a fixed sample, first in `sha256(seed|id)` order) written as the data set's SMILES and "
+        "as each of T1's five checked rewrites (" + ", ".join(code(r) for r in REWRITES) + "); a rewrite "
+        "equal to the original string is not asked again, and one that fails the identity check is left "
+        "out, both counted. One instruction, word for word, then the molecule and the answer protocol's "
+        "last line:",
+        "",
+        f"> {esc(INSTRUCTION)}",
+        "> SMILES: `<the molecule as written>`",
+        f"> End your reply with a final line of the form \"Answer: &lt;answer&gt;\", where &lt;answer&gt; is "
+        f"{esc(WHAT)}.",
+        "",
+        "The container sees only the prompts (opaque ids); the gold descriptions stay on the host. The "
+        "caption is the last `Answer:` line (else the first paragraph), kept as written, and is scored "
+        "against the gold description as the MolT5 authors' evaluation script does [2]: corpus BLEU-2 and "
+        "BLEU-4 (NLTK, no smoothing), mean ROUGE-1/2/L F-measures (rouge-score), mean METEOR (NLTK, "
+        "WordNet 3.0). BLEU and METEOR count SciBERT WordPiece tokens where that tokenizer's files are on "
+        "the scoring machine, else BERT's basic (uncased, no WordPiece) tokens; each result records "
+        "which, and only numbers of one tokenisation are comparable. The drop of a rewrite is the "
+        "original's score minus the rewrite's on the molecules asked in both, with a paired percentile "
+        f"bootstrap interval ({REPLICATES} replicates resampling the same molecules for both writings, "
+        f"{int(LEVEL * 100)} %) [1].",
+        "",
+        f"**{esc(NOT_RANKED)}**",
+        "",
+    ]
+
+
+EXTENSIONS.register(TRACK)(Extension(track_sections=track_sections, methodology=methodology))
