@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,16 @@ from leaderboard.markdown import link
 from leaderboard.site.figures import PLOTS_DIR, figure_html
 from leaderboard.site.sitedata import SiteData
 
-__all__ = ["SEEN_MARK", "Figures", "seen_mark", "submission_link", "track_link"]
+__all__ = [
+    "SEEN_MARK",
+    "Figures",
+    "details",
+    "fold",
+    "seen_mark",
+    "split_figure",
+    "submission_link",
+    "track_link",
+]
 
 #: The mark of a (model, data set) cell the model has seen in training (its title says how).
 SEEN_MARK = "⚑"
@@ -96,3 +106,65 @@ def seen_mark(data: SiteData, sub_id: str, dataset: str) -> str:
 def track_link(name: str, prefix: str = "") -> str:
     """Return a link to a track's page; ``prefix`` leads from the page to the site root (``../``)."""
     return link(name, f"{prefix}tracks/{name}.md")
+
+
+def fold(lines: Sequence[str], level: int = 3, *, kind: str = "note") -> list[str]:
+    """Fold every section of ``lines`` that starts with a heading of ``level`` into a collapsible block.
+
+    Each ``### Title`` (for ``level`` 3) and what follows it up to the next heading of that level becomes
+    ``??? note "Title"`` (pymdownx.details: closed until clicked) with the section indented beneath it;
+    deeper headings stay inside their section. Lines before the first such heading stay as they are, and
+    so does everything inside a fenced code block. Elements of ``lines`` may hold several lines (a table).
+    The heading text is already escaped Markdown (the page wrote it); only its double quotes are replaced,
+    since they would end the block's title.
+    """
+    prefix = "#" * level + " "
+    out: list[str] = []
+    title: str | None = None
+    body: list[str] = []
+
+    def flush() -> None:
+        out.extend(body if title is None else details(title, body, kind=kind))
+
+    fence = False
+    for line in "\n".join(lines).split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        if not fence and line.startswith(prefix):
+            flush()
+            title, body = line[len(prefix) :].strip(), []
+        else:
+            body.append(line)
+    flush()
+    return out
+
+
+def details(title: str, lines: Sequence[str], *, kind: str = "note") -> list[str]:
+    """Return ``lines`` as one collapsible block titled ``title`` (pymdownx.details, closed until clicked).
+
+    ``title`` is already escaped Markdown; only its double quotes are replaced (they would end the title).
+    Elements of ``lines`` may hold several lines; each is indented beneath the block's opening line.
+    """
+    flat = "\n".join(lines).split("\n")
+    out = [f'??? {kind} "{title.replace(chr(34), "&quot;")}"', ""]
+    out.extend(f"    {line}" if line.strip() else "" for line in flat)
+    out.append("")
+    return out
+
+
+def split_figure(lines: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Take the first figure (its placeholder div and the caption after it) out of ``lines``.
+
+    Returns ``(figure, rest)``: the figure's lines (empty when ``lines`` holds none) and the other lines in
+    their order. Used to show one plot of a track page open while the section it came from is folded.
+    """
+    flat = "\n".join(lines).split("\n")
+    start = next((i for i, line in enumerate(flat) if line.startswith('<div class="chemrobust-plot"')), None)
+    if start is None:
+        return [], flat
+    end = start + 1
+    while end < len(flat) and not flat[end].strip():
+        end += 1
+    if end < len(flat) and flat[end].startswith("*") and flat[end].endswith("*"):
+        end += 1  # the caption Figures.block writes right after the div
+    return [*flat[start:end], ""], flat[:start] + flat[end:]

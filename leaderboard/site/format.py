@@ -55,15 +55,16 @@ def fmt(value: Any, metric_name: str = "", *, digits: int = 3) -> str:
 
     Examples
     --------
-    >>> fmt(0.8904, "acc_at_1"), fmt(100.0, "n_pairs"), fmt(float("nan"), "mrr")
-    ('0.890', '100', '—')
+    >>> fmt(0.8904, "acc_at_1"), fmt(100.0, "n_pairs"), fmt(float("nan"), "mrr"), fmt(-0.0002, "mrr")
+    ('0.890', '100', '—', '0.000')
     """
     if not is_num(value):
         return NO_VALUE
     v = float(value)
     if v.is_integer() and _integral(metric_name):
         return str(int(v))
-    return f"{v:.{digits}f}"
+    text = f"{v:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text  # "-0.000" is 0.000
 
 
 def fmt_range(values: pd.Series, metric_name: str, *, digits: int = 3) -> str:

@@ -28,7 +28,27 @@ from leaderboard.site.schema import BOOTSTRAP, DERIVED_FILES
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import track
 
-__all__ = ["board_intervals", "headline_intervals", "headline_setting", "ranking_intervals", "write_derived"]
+__all__ = [
+    "board_intervals",
+    "headline_intervals",
+    "headline_setting",
+    "ranking_intervals",
+    "track_items",
+    "write_derived",
+]
+
+
+def track_items(data: SiteData, name: str) -> pd.DataFrame | None:
+    """Per-item values of a track's headline criteria (its extension's ``item_values``), once per build.
+
+    Both boards' rank intervals and the robust-skill intervals resample them; reading a track's per-item
+    tables is the slow part, so the frame is kept in :attr:`SiteData.cache`.
+    """
+    key = f"item_values:{name}"
+    if key not in data.cache:
+        values = extension(name).item_values
+        data.cache[key] = values(data) if values is not None else None
+    return data.cache[key]
 
 
 def headline_intervals(data: SiteData, cache_dir: Path | None) -> tuple[pd.DataFrame | None, str]:
@@ -69,8 +89,7 @@ def ranking_intervals(
     ranked_tracks = list(dict.fromkeys(str(t) for t in rk.criteria["track"]))
     frames = []
     for name in ranked_tracks:
-        values = extension(name).item_values
-        items = values(data) if values is not None else None
+        items = track_items(data, name)
         if items is None or items.empty:
             return None, (
                 f"Rank intervals need the per-item results of every ranked track; track "

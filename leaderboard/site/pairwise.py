@@ -89,8 +89,13 @@ def pairwise_figure(
     }
     n = len(systems)
     show = n <= 40
-    size = min(max(320, 22 * n + 200), 1400)
-    axis = {"showticklabels": show, "automargin": True}  # automargin: room for the longest name
+    # The rows get 24 px each on top of the room the opponents' names take under the plot (at -45°, about
+    # 5 px of height per character): sized for the rows alone, automargin squeezed them until plotly
+    # dropped every other row's label.
+    longest = max((len(label) for label in labels), default=0) if show else 0
+    size = min(max(320, 24 * n + 140 + 5 * min(longest, 80)), 1600)
+    # dtick 1: every row and column named, never thinned out by plotly's automatic ticks.
+    axis = {"showticklabels": show, "automargin": True, **({"dtick": 1} if show else {})}
     layout = {
         "height": size,
         "margin": {"l": 40, "r": 20, "t": 20, "b": 40},

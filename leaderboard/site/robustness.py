@@ -19,8 +19,8 @@ from leaderboard.markdown import NO_VALUE, esc
 from leaderboard.ranking.boards import Board, board_tracks
 from leaderboard.ranking.robustness import invariance_profile, robust_skill, robust_skill_intervals
 from leaderboard.site.blocks import Figures
-from leaderboard.site.extensions import extension
 from leaderboard.site.figures import single_panel
+from leaderboard.site.intervals import track_items
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 
@@ -46,8 +46,7 @@ def board_robustness(data: SiteData) -> dict[str, pd.DataFrame]:
         frame["robust_skill"] = point["robust_skill"] if "robust_skill" in point else np.nan
         frames = []
         for t in tracks:
-            values = extension(t).item_values
-            items = values(data) if values is not None else None
+            items = track_items(data, t)
             if items is not None and not items.empty:
                 frames.append(items)
         if frames and not point.empty:
@@ -61,14 +60,15 @@ def board_robustness(data: SiteData) -> dict[str, pd.DataFrame]:
 
 
 def robust_cell(data: SiteData, board: Board, sub_id: str) -> str:
-    """Table cell: ``0.27 [0.26, 0.29]`` (interval when there is one), or the no-value mark."""
+    """Return the table cell ``0.27 [0.26, 0.29]`` (interval when there is one) or the no-value mark."""
     frame = data.board_robustness.get(board.spec.name)
     if frame is None or sub_id not in frame.index:
         return NO_VALUE
     row = frame.loc[sub_id]
     text = f"{float(row['robust_skill']):.2f}"
     if pd.notna(row["lo"]) and pd.notna(row["hi"]):
-        text += f" [{float(row['lo']):.2f}, {float(row['hi']):.2f}]"
+        # No-break spaces: the value and its interval stay on one line in a narrow column (a phone).
+        text += f"\u00a0[{float(row['lo']):.2f},\u00a0{float(row['hi']):.2f}]"
     return text
 
 

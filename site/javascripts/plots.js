@@ -13,7 +13,9 @@
  * the same on `amore/` and on `submissions/<id>/` (use_directory_urls) and under any base path.
  * The layout gets a light or dark template matching the Material palette (`slate` = dark) and is
  * redrawn when the reader toggles the palette. Figures need the site to be served over HTTP
- * (`mkdocs serve` or any static server): browsers refuse fetch() on file:// URLs.
+ * (`mkdocs serve` or any static server): browsers refuse fetch() on file:// URLs, so a page opened from
+ * disk says so at its top (`fileNotice`) and names `nox -s serve`. A figure inside a folded section
+ * (closed `<details>`) is drawn when the section is first opened (`whenShown`): before, it has no width.
  *
  * The stored figure is a desktop layout; `adapt` fits it to its container at render time (issue 19, "a
  * board that reads on a phone") and the JSON files stay as they are:
@@ -268,6 +270,10 @@
 
   function draw(el, root) {
     var url = new URL(el.getAttribute("data-figure"), root).href;
+    if (window.location.protocol === "file:") {
+      fail(el, "figures need the site served over HTTP: run `nox -s serve` (see the note at the top)");
+      return;
+    }
     fetch(url)
       .then(function (response) {
         if (!response.ok) {
@@ -287,6 +293,42 @@
       });
   }
 
+  /* A figure inside a folded section (a closed `<details>`, pymdownx.details) has no width yet: it is
+     drawn when the reader opens the section (and every closed section around it), not before. */
+  function whenShown(el, then) {
+    var closed = el.closest("details:not([open])");
+    if (!closed) {
+      then();
+      return;
+    }
+    closed.addEventListener("toggle", function opened() {
+      if (closed.open) {
+        closed.removeEventListener("toggle", opened);
+        whenShown(el, then);
+      }
+    });
+  }
+
+  /* Opened from disk (file://), the browser refuses to fetch the figures and the search index: say so on
+     the page, with the command that serves the site. */
+  function fileNotice() {
+    if (window.location.protocol !== "file:" || document.querySelector(".chemrobust-file-notice")) {
+      return;
+    }
+    var article = document.querySelector("article") || document.body;
+    var note = document.createElement("div");
+    note.className = "admonition warning chemrobust-file-notice";
+    var title = document.createElement("p");
+    title.className = "admonition-title";
+    title.textContent = "Opened from disk: figures and search need the site served";
+    var text = document.createElement("p");
+    text.textContent = "Browsers refuse to load the figures' data and the search index from file:// pages. "
+      + "Run `nox -s serve` (or `python -m http.server -d public`) and open the address it prints instead.";
+    note.appendChild(title);
+    note.appendChild(text);
+    article.insertBefore(note, article.firstChild);
+  }
+
   function redraw() {
     drawn.forEach(render);
   }
@@ -304,6 +346,7 @@
   }
 
   function init() {
+    fileNotice();
     var elements = document.querySelectorAll("[data-figure]");
     if (!elements.length) {
       return;
@@ -316,7 +359,9 @@
     }
     var root = siteRoot();
     elements.forEach(function (el) {
-      draw(el, root);
+      whenShown(el, function () {
+        draw(el, root);
+      });
     });
     var timer = null;
     window.addEventListener("resize", function () {

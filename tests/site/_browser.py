@@ -64,8 +64,11 @@ def require_browser() -> None:
 
 def build_site_for_browser(root: Path) -> Path:
     """Build the site from synthetic exports into ``root``; return ``root/public``."""
+    import pandas as pd
+
     from leaderboard.site.build import build_site, generate_pages, write_exports
     from leaderboard.tools.bench_ranking import synthetic_curves, synthetic_exports, synthetic_item_ranks
+    from tests.site import _builders as builders
 
     copy_mkdocs_config(root)
     # The committed, hand-written assets (scripts, styles, vendored tablesort); pages and data are generated.
@@ -78,11 +81,35 @@ def build_site_for_browser(root: Path) -> Path:
     results, runs, submissions = synthetic_exports(ranks)
     for i, sub in enumerate(submissions):
         sub.update(name=f"Model {'ABCD'[i]} | synthetic", authors=["Test Author"], license="MIT")
+    # Two generative models on T3, so that both boards are drawn (issue 35: one board per kind of model).
+    generative = {"gen-a": 0.7, "gen-b": 0.4}
+    results = pd.concat([results, builders.consistency_results(generative)], ignore_index=True)
+    runs = pd.concat(
+        [runs, pd.DataFrame([builders.run(g, "pubchem-names", track="consistency") for g in generative])],
+        ignore_index=True,
+    )
+    caps = {g: ["generate"] for g in generative}
+    submissions = [*submissions, *builders.submissions(list(generative), caps)]
     site = root / "site"
     tables = {"recall_at_k": synthetic_curves(results), "item_ranks": ranks}
     write_exports(results, runs, submissions, site, tables=tables)
     generate_pages(site, repo_root=root)
     return build_site(root, strict=True)
+
+
+#: Opens every folded section of the article (pymdownx.details ``<details>``): plots.js draws the figures of
+#: a section when it opens.
+_UNFOLD_JS = "() => document.querySelectorAll('article details:not([open])').forEach((d) => (d.open = true))"
+#: Whether every figure that is not inside a closed section is drawn (or failed visibly).
+SHOWN_PLOTS_DRAWN_JS = """() => [...document.querySelectorAll('.chemrobust-plot')]
+  .filter((el) => !el.closest('details:not([open])'))
+  .every((el) => el.hasAttribute('data-rendered') || el.classList.contains('chemrobust-plot--error'))"""
+
+
+def unfold(tab: object, timeout: int = 30_000) -> None:
+    """Open every folded section of the page and wait until the figures they hold are drawn."""
+    tab.evaluate(_UNFOLD_JS)
+    tab.wait_for_function(SHOWN_PLOTS_DRAWN_JS, timeout=timeout)
 
 
 class BrowserPage:

@@ -9,6 +9,7 @@ import functools
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -16,10 +17,16 @@ from tests.site._browser import CHROMIUM, CHROMIUM_ARGS, BrowserPage, build_site
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """Base URL of the built site, served from a thread."""
+def public_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The built site (``public/``), built once per session."""
     require_browser()
-    public = build_site_for_browser(tmp_path_factory.mktemp("browser-site"))
+    return build_site_for_browser(tmp_path_factory.mktemp("browser-site"))
+
+
+@pytest.fixture(scope="session")
+def server(public_dir: Path) -> Iterator[str]:
+    """Base URL of the built site, served from a thread."""
+    public = public_dir
 
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the stdlib's name

@@ -19,10 +19,11 @@ then it fails (CI installs both).
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
-from tests.site._browser import N_SUBMISSIONS, TOP_PAGES, BrowserPage
+from tests.site._browser import N_SUBMISSIONS, SHOWN_PLOTS_DRAWN_JS, TOP_PAGES, BrowserPage, unfold
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +33,9 @@ def test_page_loads_without_console_errors(server: str, page: BrowserPage, name:
     url = server + (TOP_PAGES[name] if name in TOP_PAGES else "submissions/sub000/")
     tab = page.open(url)
     tab.wait_for_selector("article h1")
-    # Plots and number tables are drawn after load; give them the chance to fail before checking.
+    # Plots and number tables are drawn after load; give them the chance to fail before checking. Folded
+    # sections are opened first: their plots are drawn when they open.
+    unfold(tab)
     for plot in tab.query_selector_all(".chemrobust-plot"):
         plot.wait_for_selector(".main-svg", state="attached", timeout=15_000)
     path = page.shot(name)
@@ -49,7 +52,8 @@ def _column(table: object, index: int, *, number: bool = True) -> list:
 def test_table_sorts_on_header_click(server: str, page: BrowserPage) -> None:
     tab = page.open(server)
     tab.click(".chemrobust-ranking__toggle")  # the criteria columns start hidden (compact view)
-    table = tab.locator("article table", has=tab.locator("th", has_text="W / L / T")).element_handle()
+    # The first board's table (embedding models; the generative board's works the same way).
+    table = tab.locator("article table", has=tab.locator("th", has_text="W / L / T")).first.element_handle()
     headers = [h.inner_text().strip() for h in table.query_selector_all("thead th")]
     index = next(i for i, h in enumerate(headers) if h.startswith("chebi20"))
     before = _column(table, index)
@@ -73,6 +77,16 @@ def test_plots_render(server: str, page: BrowserPage) -> None:
     tab = page.open(server + "tracks/amore/")
     plots = tab.query_selector_all(".chemrobust-plot")
     assert len(plots) >= 6  # layer-wise and Recall@K per data set
+    # One plot is open with the page; a plot in a folded section is drawn when the section opens.
+    tab.wait_for_function(SHOWN_PLOTS_DRAWN_JS, timeout=15_000)
+    shown = [p for p in plots if not p.evaluate("el => !!el.closest('details:not([open])')")]
+    folded = [p for p in plots if p not in shown]
+    assert len(shown) == 1 and folded, (len(shown), len(folded))
+    assert folded[0].get_attribute("data-rendered") is None
+    folded[0].evaluate("el => el.closest('details').querySelector('summary').click()")
+    folded[0].wait_for_selector(".main-svg", timeout=15_000)
+    assert folded[0].bounding_box()["width"] > 300  # drawn at its section's width, not at zero
+    unfold(tab)
     for plot in plots:
         plot.wait_for_selector(".main-svg", timeout=15_000)
     assert tab.query_selector_all(".chemrobust-plot .scatterlayer .trace")
@@ -94,10 +108,12 @@ def test_submission_page_numbers_and_failure_explorer(server: str, page: Browser
     # The failure explorer drew molecules of the embedded data set (RDKit SVG) with their ranks.
     text = tab.inner_text("article")
     assert "Failure explorer" in text and "rank" in text
+    unfold(tab)  # the explorer sits in a folded section (issue 35)
     images = tab.query_selector_all(".chemrobust-molecules img")
     assert images
     images[0].scroll_into_view_if_needed()
     tab.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=images[0], timeout=10_000)
+    text = tab.inner_text("article")  # unfolded: the runs' provenance too (one folded block per run)
     assert "MLflow run id" in text and "nox -s evaluate -- --submission sub003" in text
     page.shot("submission-explorer")
     assert page.errors == [], page.errors
@@ -126,3 +142,14 @@ def test_no_cdn_in_built_pages(server: str, page: BrowserPage) -> None:
         ".map(e => e.src || e.href).filter(u => !u.startsWith(location.origin))"
     )
     assert external == []
+
+
+def test_page_opened_from_disk_says_to_serve_it(public_dir: Path, page: BrowserPage) -> None:
+    """Opened as a file, figures and search cannot load: the page says so and names ``nox -s serve``."""
+    tab = page.page
+    tab.goto((public_dir / "index.html").as_uri(), wait_until="load")
+    notice = tab.wait_for_selector(".chemrobust-file-notice", timeout=10_000)
+    assert "nox -s serve" in notice.inner_text()
+    assert notice.is_visible() and notice.bounding_box()["y"] < 900  # at the top, before any scrolling
+    tab.wait_for_selector(".chemrobust-plot--error", timeout=10_000)
+    assert "nox -s serve" in tab.inner_text(".chemrobust-plot--error")

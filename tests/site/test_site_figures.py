@@ -122,7 +122,8 @@ def test_submission_figures(plotted: dict) -> None:
 
 def test_layers_are_ordered_numerically(plotted: dict) -> None:
     page = (plotted["site"] / "tracks" / "amore.md").read_text(encoding="utf-8")
-    header = next(line for line in page.splitlines() if line.startswith("| augmentation | Model | last"))
+    lines = [line.strip() for line in page.splitlines()]  # tables in folded sections are indented
+    header = next(line for line in lines if line.startswith("| augmentation | Model | last"))
     cells = [c.strip() for c in header.strip("|").split("|")]
     encoder = [c for c in cells if c.startswith("encoder.")]
     assert encoder == [f"encoder.{k}" for k in range(12)]  # encoder.10 after encoder.2, not after encoder.1
@@ -162,7 +163,9 @@ def _served(public: Path, page_dir: str, ref: str) -> Path:
     ("page_dir", "ids"),
     [
         ("tracks/amore/", {"amore-datamol-default-layers", "amore-datamol-default-recall"}),
-        ("submissions/gamma/", {"sub-gamma-datamol-default-layers", "sub-gamma-datamol-default-recall"}),
+        # The model page also draws its invariance profile on the embedding board (robust skill).
+        ("submissions/gamma/", {"sub-gamma-datamol-default-layers", "sub-gamma-datamol-default-recall",
+                                "sub-gamma-embedding-invariance-profile"}),
     ],
 )
 def test_built_html_plot_divs_and_scripts_resolve(plotted: dict, page_dir: str, ids: set[str]) -> None:

@@ -62,7 +62,7 @@ def test_overview_ranks_by_copeland(built: dict) -> None:
     assert positions == sorted(positions)
     # zeta beats both, alpha beats mu: scores +2, 0, -2.
     # Each row: rank, name, robust skill (here AMORE's mean Acc@1, with its interval), Copeland, W / L / T.
-    skill = r"\s+\d\.\d\d(?: \[\d\.\d\d, \d\.\d\d\])?"
+    skill = r"\s+\d\.\d\d(?:\s\[\d\.\d\d,\s\d\.\d\d\])?"
     assert re.search(r"1\s+Zeta-BERT \| v1" + skill + r"\s+\+2\s+2 / 0 / 0", ranking)
     assert re.search(r"2\s+Alpha-BERT \| v1" + skill + r"\s+0\s+1 / 1 / 0", ranking)
     assert re.search(r"3\s+Mu-BERT \| v1" + skill + r"\s+-2\s+0 / 2 / 0", ranking)

@@ -119,12 +119,18 @@ def test_the_strip_plot_has_one_dot_per_template_and_model(built) -> None:
     plot = built["site"] / "data" / "plots" / f"{TRACK}-{DATASET}-templates.json"
     figure = json.loads(plot.read_text(encoding="utf-8"))
     dots = {(t["name"], t["yaxis"]): sorted(zip(t["text"], t["y"], strict=True)) for t in figure["data"]}
-    assert dots[("Fickle-BERT | v1", "y")] == [("t1", 1.0), ("t2", 1.0), ("t3", 1.0), ("t4", 0.0),
-                                               ("t5", 0.0), ("t6", 0.0)]  # fmt: skip
+    # The first panel (formula) is axis 2; the lowest (molecular weight) is axis x, which names the models.
+    assert dots[("Fickle-BERT | v1", "y2")] == [("t1", 1.0), ("t2", 1.0), ("t3", 1.0), ("t4", 0.0),
+                                                ("t5", 0.0), ("t6", 0.0)]  # fmt: skip
     assert len(dots) == 4  # 2 models × (formula, molecular weight)
     # One panel per row, so that a phone shows each at full width.
-    domains = [figure["layout"][k]["domain"] for k in ("yaxis", "yaxis2")]
-    assert domains[0][0] > domains[1][1] and figure["layout"]["xaxis"]["domain"] == [0, 1]
+    layout = figure["layout"]
+    domains = [layout[k]["domain"] for k in ("yaxis2", "yaxis")]
+    assert domains[0][0] > domains[1][1] and layout["xaxis"]["domain"] == [0, 1]
+    # Issue 35: the strip plot has x labels: the lowest panel names every model, the others share its axis.
+    assert sorted(layout["xaxis"]["ticktext"]) == sorted({name for name, _ in dots}), layout["xaxis"]
+    assert layout["xaxis"]["title"]["text"].startswith("model")
+    assert layout["xaxis2"]["matches"] == "x" and layout["xaxis2"]["showticklabels"] is False
 
 
 def test_rank_flips_count_the_template_pairs_that_reorder_the_models(built) -> None:

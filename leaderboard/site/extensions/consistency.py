@@ -51,7 +51,7 @@ def _num(value: Any) -> str:
         number = float(value)
     except (TypeError, ValueError):
         return "—"
-    return "—" if not math.isfinite(number) else f"{number:.3f}"
+    return "—" if not math.isfinite(number) else f"{round(number, 3) + 0.0:.3f}"  # never "-0.000"
 
 
 def _values(rows: pd.DataFrame) -> dict[tuple[str, str, str, str, str], float]:
@@ -215,14 +215,24 @@ def _answer(row: pd.Series) -> str:
 
 
 def _drawings(explorer: Explorer, items: list[tuple[str, pd.Series, pd.Series]]) -> list[str]:
+    """Per item: the molecule asked (the SMILES question's input), then each answer that parses, labelled.
+
+    Without the molecule asked, identical drawings of a model's answers told nothing about whether they
+    were right; an answer that is no molecule gets a card saying so instead of a drawing.
+    """
     cards = []
     for item, left, right in items:
-        for side, row in (("from SMILES", left), ("from name", right)):
-            path = explorer.drawings.path(str(row["answer"])) if str(row["answer"]) else None
+        sides = [("the molecule asked", str(left["input"]), "")]
+        for side, row in (("answer to the SMILES", left), ("answer to the name", right)):
+            sides.append((side, str(row["answer"]), {"1": " ✓", "0": " ✗"}.get(str(row["correct"]), "")))
+        for side, smiles, mark in sides:
+            path = explorer.drawings.path(smiles) if smiles and smiles != "nan" else None
+            label = f"**{esc(item)}** · {side}{mark}"
             if path is None:
+                cards.append(f"-   {label}\n\n    *(not a molecule: nothing to draw)*")
                 continue
             image = f"![{esc(item)} {side}](../{path}){{ loading=lazy }}"
-            cards.append(f"-   {image}\n\n    **{esc(item)}** · {side}")
+            cards.append(f"-   {image}\n\n    {label}")
     if not cards:
         return []
     grid = '<div class="grid cards chemrobust-molecules" markdown>'

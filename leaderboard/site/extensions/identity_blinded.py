@@ -52,7 +52,7 @@ def _label(dimension: str, value: str) -> str:
 def _num(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
-    return f"{float(value):.{digits}f}"
+    return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0: never "-0.000"
 
 
 def _q(value: Any) -> str:

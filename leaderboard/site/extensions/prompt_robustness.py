@@ -65,10 +65,14 @@ def _score_name(primary: str) -> str:
     return {"mae_charged": "MAE", "balanced_accuracy": "balanced accuracy"}.get(primary, "accuracy")
 
 
+#: Model names under the strip plot are cut to this many characters (the hover and legend show them whole).
+_TICK_CHARS = 24
+
+
 def _num(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return "—"
-    return f"{float(value):.{digits}f}"
+    return f"{round(float(value), digits) + 0.0:.{digits}f}"  # + 0.0: never "-0.000"
 
 
 def _frame(data: SiteData, dataset: str) -> pd.DataFrame:
@@ -147,7 +151,11 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
 
 def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
             data: SiteData) -> dict[str, Any] | None:  # fmt: skip
-    """One panel per (task, representation), stacked one per row (readable on a phone)."""
+    """One panel per (task, representation), stacked one per row (readable on a phone).
+
+    The panels share one model axis (``matches``); the lowest panel names the models under it (axis ``x``,
+    so that ``plots.js`` moves the legend below those names), shortened to :data:`_TICK_CHARS` characters.
+    """
     if not combos:
         return None
     colours = submission_colours(subs)
@@ -156,11 +164,14 @@ def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
     gap = 0.5 / n
     height = (1.0 - gap * (n - 1)) / n
     traces: list[dict[str, Any]] = []
-    layout: dict[str, Any] = {"height": 160 * n + 120, "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
-                              "hovermode": "closest", "legend": legend(-40 / (160 * n + 120)),
+    layout: dict[str, Any] = {"height": 160 * n + 220, "margin": {"l": 60, "r": 20, "t": 30, "b": 40},
+                              "hovermode": "closest", "legend": legend(-140 / (160 * n + 220)),
                               "annotations": []}  # fmt: skip
+    shown = [display_name(names, s) for s in subs]
+    short = [t if len(t) <= _TICK_CHARS else t[: _TICK_CHARS - 1] + "…" for t in shown]
+    ticks = {"tickmode": "array", "tickvals": shown, "ticktext": short, "tickangle": -30, "automargin": True}
     for k, (task, rep) in enumerate(combos):
-        axis = "" if k == 0 else str(k + 1)
+        axis = "" if k == n - 1 else str(k + 2)  # the lowest panel gets axis x, the others x2, x3 …
         top = 1.0 - k * (height + gap)
         scores = _per_template(rows, task, rep)
         for sub in subs:
@@ -176,8 +187,13 @@ def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
                 "hovertemplate": "%{text}: %{y:.3f}<extra>%{x}</extra>",
             })  # fmt: skip
         metric = _score_name(_primary(task))
-        layout[f"xaxis{axis}"] = {"domain": [0, 1], "anchor": f"y{axis}", "showticklabels": False,
-                                  "type": "category"}  # fmt: skip
+        xaxis: dict[str, Any] = {"domain": [0, 1], "anchor": f"y{axis}", "type": "category",
+                                 "categoryorder": "array", "categoryarray": shown}  # fmt: skip
+        if axis:
+            xaxis.update(matches="x", showticklabels=False)
+        else:
+            xaxis.update(ticks, title={"text": "model (one column each, one dot per template)"})
+        layout[f"xaxis{axis}"] = xaxis
         scale = {"rangemode": "tozero"} if metric == "MAE" else {"range": [-0.05, 1.05]}
         layout[f"yaxis{axis}"] = {"domain": [max(0.0, top - height), top], "anchor": f"x{axis}",
                                   "title": {"text": metric}, **scale}  # fmt: skip

@@ -13,7 +13,7 @@ import math
 from evaluators.datasets import DATASETS
 from leaderboard.markdown import NO_VALUE, code, esc, table, url
 from leaderboard.ranking.rules import RULE_LABELS
-from leaderboard.site.blocks import SEEN_MARK
+from leaderboard.site.blocks import SEEN_MARK, details
 from leaderboard.site.extensions import extension
 from leaderboard.site.robustness import methodology_lines
 from leaderboard.site.schema import BOOTSTRAP
@@ -44,9 +44,11 @@ def _track_section(name: str) -> list[str]:
         ]
         for d in cls.dimensions
     ]
+    # The headline criteria stay open; the full definitions fold (issue 35: a page one can read).
+    detail: list[str] = []
     if dim_rows:
-        out += ["Dimensions of its results (`-` where one does not apply):", ""]
-        out += [table(["Dimension", "What it is", "Values"], dim_rows), ""]
+        detail += ["Dimensions of its results (`-` where one does not apply):", ""]
+        detail += [table(["Dimension", "What it is", "Values"], dim_rows), ""]
     metric_rows = []
     for m in cls.metrics:
         spec = metric(m)
@@ -59,8 +61,8 @@ def _track_section(name: str) -> list[str]:
             ]
         )
     if metric_rows:
-        out += ["Metrics:", ""]
-        out += [table(["Metric", "Meaning", "Better", "Range"], metric_rows), ""]
+        detail += ["Metrics:", ""]
+        detail += [table(["Metric", "Meaning", "Better", "Range"], metric_rows), ""]
     if cls.headline:
         out += ["Headline criteria (one per data set and per value of the listed dimensions):", ""]
         for crit in cls.headline:
@@ -71,10 +73,12 @@ def _track_section(name: str) -> list[str]:
                 out.append(f"  - not ranked on {code(criterion)} (flat): {esc(reason)}")
         out.append("")
     for spec in cls.tables:
-        out += [f"Per-item table `{spec.file}`: {esc(spec.description)}", ""]
+        detail += [f"Per-item table `{spec.file}`: {esc(spec.description)}", ""]
     methodology = extension(name).methodology
     if methodology is not None:
-        out += methodology()
+        detail += methodology()
+    if detail:
+        out += details(f"{esc(name)}: dimensions, metrics, tables and definitions in full", detail)
     return out
 
 
@@ -212,11 +216,11 @@ def _seen_section(data: SiteData) -> list[str]:
         "the project can rebuild offline and matches it against every registered data set by standard "
         "InChIKey (the same molecule however it is written), into `site/data/seen_in_training.csv`.",
         "",
-        table(["Corpus", "Name", "What it is", "Checked"], corpora),
-        "",
+        *details("The known corpora", [table(["Corpus", "Name", "What it is", "Checked"], corpora)]),
     ]
     if rows:
-        out += ["Flagged cells on the board:", "", table(["Model", "Data set", "Why"], rows), ""]
+        flagged_table = table(["Model", "Data set", "Why"], rows)
+        out += details(f"Flagged cells on the board ({len(rows)})", [flagged_table])
     return out
 
 
@@ -259,8 +263,10 @@ def methodology_page(data: SiteData) -> str:
         "Every registered data set, with its public source, license and the sha256 of each file "
         "(checked on every download and before every run).",
         "",
-        table(["Dataset", "Description", "Source", "License", "Citation", "Files (sha256)"], ds_rows),
-        "",
+        *details(
+            f"All {len(ds_rows)} data sets: description, source, license, citation, files",
+            [table(["Dataset", "Description", "Source", "License", "Citation", "Files (sha256)"], ds_rows)],
+        ),
         "Invalid input SMILES are skipped with a count. Each track's benchmark version is a hash "
         "over its data files, its definition and code version and the seed; results are keyed by it.",
         "",

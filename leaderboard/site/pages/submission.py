@@ -21,7 +21,7 @@ from evaluators.schema import Dimension
 from leaderboard.markdown import NO_VALUE, cell, code, esc, json_script, table
 from leaderboard.ranking.rules import RULE_LABELS
 from leaderboard.scrub import failure_category, public_reason
-from leaderboard.site.blocks import Figures, submission_link, track_link
+from leaderboard.site.blocks import Figures, fold, submission_link, track_link
 from leaderboard.site.extensions import extension
 from leaderboard.site.figures import scatter_trace
 from leaderboard.site.format import change, duration, fmt, metric_label, text, value_label
@@ -110,7 +110,8 @@ def submission_page(data: SiteData, sub_id: str, figures: Figures, explorer: Exp
     out += ["### Provenance", "", *provenance_section(data, sub_id)]
     out += _training(meta.get("training"), sub_id, figures)
     out += ["## Results", "", *_results(data, sub_id, figures, explorer)]
-    out += ["## Runs and provenance", "", *_runs(data, sub_id)]
+    # One folded block per run, its track, data set and status in the title (issue 35: page heights).
+    out += ["## Runs and provenance", "", *fold(_runs(data, sub_id), level=3)]
     out += ["[Download all data](../downloads.md)", ""]
     return "\n".join(out)
 
@@ -224,10 +225,11 @@ def _results(data: SiteData, sub_id: str, figures: Figures, explorer: Explorer) 
                             "numbers measure memory as much as generalisation "
                             "([methodology](../methodology.md#seen-in-training)).", ""]  # fmt: skip
                 out += _headline_values(data, sub_id, name, dataset)
-                out += _headline_by_dimension(grp, name)
-                out += grading_lines(data, name, dataset, sub_id)
+                # The headline values show; the breakdowns, figures and failures fold (issue 35).
+                detail = [*_headline_by_dimension(grp, name), *grading_lines(data, name, dataset, sub_id)]
                 if ext.submission_sections is not None:
-                    out += ext.submission_sections(data, sub_id, dataset, figures, explorer)
+                    detail += ext.submission_sections(data, sub_id, dataset, figures, explorer)
+                out += fold(detail, level=4)
                 out += [all_numbers_html(grp, list(track(name).dimensions)), ""]
         known = set(track_names())
         for (name, dataset), grp in res.loc[~res["track"].isin(list(known))].groupby(["track", "dataset"]):

@@ -16,17 +16,25 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from evaluators.datasets import DATASETS
+from evaluators.datasets import DATASETS, DEFAULT_DATASETS
 from evaluators.schema import Dimension
 from leaderboard.markdown import NO_VALUE, cell, esc, link, table
-from leaderboard.site.blocks import Figures, seen_mark
+from leaderboard.site.blocks import Figures, fold, seen_mark, split_figure
 from leaderboard.site.extensions import extension
 from leaderboard.site.format import fmt, fmt_range, metric_label, value_label
 from leaderboard.site.grading import grading_lines
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import metric, ordered, track, track_names, value_sort_key
 
-__all__ = ["coverage_note", "dataset_note", "per_dimensions", "track_page", "tracks_index_page", "where_of"]
+__all__ = [
+    "coverage_note",
+    "dataset_note",
+    "main_first",
+    "per_dimensions",
+    "track_page",
+    "tracks_index_page",
+    "where_of",
+]
 
 
 def per_dimensions(name: str) -> tuple[str, ...]:
@@ -119,31 +127,59 @@ def track_page(data: SiteData, name: str, figures: Figures) -> str:
         out += ['!!! info "No results yet"', f"    No {esc(name)} run has finished yet.", ""]
         return "\n".join(out)
     ext = extension(name)
+    datasets = main_first(res)
+    if len(datasets) > 1:
+        out += [
+            f"Data sets: {', '.join(esc(d) for d in datasets)} — the main one first. Each opens with its "
+            "headline table; the rankings per criterion, the breakdowns and the counts are folded "
+            "(click a title to open it).",
+            "",
+        ]
     if ext.track_summary is not None:
-        out += ext.track_summary(data, figures)
-    for dataset in sorted(res["dataset"].unique()):
+        out += fold(ext.track_summary(data, figures), level=2)
+    for i, dataset in enumerate(datasets):
         dres = res.loc[res["dataset"] == dataset]
         out += [f"## {esc(dataset)}", ""]
         note = dataset_note(dataset)
         if note:
             out += [note, ""]
         out += coverage_note(data, name, dataset)
-        out += _headline_section(data, name, dataset)
-        if ext.track_sections is not None:
-            out += ext.track_sections(data, dataset, figures)
-        out += grading_lines(data, name, dataset)
-        out += metric_sections(data, name, dres)
+        headline, grid = _headline_section(data, name, dataset)
+        out += headline
+        sections = ext.track_sections(data, dataset, figures) if ext.track_sections is not None else []
+        if i == 0:  # the main data set shows one plot open
+            plot, sections = split_figure(sections)
+            out += plot
+        counts, detail = metric_sections(data, name, dres)
+        out += fold([*grid, *sections, *grading_lines(data, name, dataset), *counts])
+        if detail:  # one fold around the metrics' folds: a data set adds a few titles to the page, not 20
+            out += fold(["### Every metric by dimension", "", *fold(detail)])
     return "\n".join(out)
 
 
-def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
+def main_first(res: pd.DataFrame) -> list[str]:
+    """Return the data sets of a track's results, the main one first.
+
+    Main: the first of :data:`evaluators.datasets.DEFAULT_DATASETS` (what ``evaluate`` runs by default) the
+    track has results on; without one, the data set with the most models. The others follow by number of
+    models (most first), then by name.
+    """
+    counts = res.groupby("dataset")["submission"].nunique()
+    default = {d: i for i, d in enumerate(DEFAULT_DATASETS)}
+    return sorted(
+        (str(d) for d in counts.index), key=lambda d: (default.get(d, len(default)), -int(counts[d]), d)
+    )
+
+
+def _headline_section(data: SiteData, name: str, dataset: str) -> tuple[list[str], list[str]]:
+    """Return the headline table, and the ranking per criterion apart (the page folds it)."""
     rk = data.ranking
     crit = rk.criteria
     if crit.empty:
-        return []
+        return [], []
     columns = list(crit.index[(crit["track"] == name) & (crit["dataset"] == dataset)])
     if not columns:
-        return []
+        return [], []
     cls = track(name)
     piv = rk.headline.loc[:, columns].dropna(how="all")
     subs = data.order([str(s) for s in piv.index])
@@ -164,7 +200,7 @@ def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
         for s in subs
     ]
     out += ["", table(["Model", *labels], rows, align=["l"] + ["r"] * len(columns)), ""]
-    out += [
+    grid = [
         "### Ranking per criterion",
         "",
         "For each criterion, the models ranked by their value (best first).",
@@ -172,7 +208,7 @@ def _headline_section(data: SiteData, name: str, dataset: str) -> list[str]:
         _rank_grid(data, piv, columns, labels, [str(crit.at[c, "metric"]) for c in columns]),
         "",
     ]
-    return out
+    return out, grid
 
 
 def _criterion_label(cls: type, criterion: str, metric_name: str | None = None) -> str:
@@ -214,8 +250,8 @@ def _fixed_value(dim: Dimension, values: Sequence[str], where: dict[str, str]) -
     return where[dim.name] if where.get(dim.name) in present else present[0]
 
 
-def metric_sections(data: SiteData, name: str, dres: pd.DataFrame) -> list[str]:
-    """Return the counts, then per metric a table over each dimension it varies along."""
+def metric_sections(data: SiteData, name: str, dres: pd.DataFrame) -> tuple[list[str], list[str]]:
+    """Return the counts section, and per metric a section with a table over each dimension it varies."""
     cls = track(name)
     dims = {d.name: d for d in cls.dimensions}
     per = [p for p in per_dimensions(name) if p in dims]
@@ -226,7 +262,8 @@ def metric_sections(data: SiteData, name: str, dres: pd.DataFrame) -> list[str]:
     for m in [m for m in cls.metrics if m in present]:
         rows = dres.loc[dres["metric"] == m]
         (summary if metric(m).integral or not _varying(rows, free) else detailed).append(m)
-    out = _counts_section(data, dres, summary, per, free, dims, where)
+    counts = _counts_section(data, dres, summary, per, free, dims, where)
+    out: list[str] = []
     for m in detailed:
         rows = dres.loc[dres["metric"] == m]
         spec = metric(m)
@@ -245,7 +282,7 @@ def metric_sections(data: SiteData, name: str, dres: pd.DataFrame) -> list[str]:
             if setting:
                 out += [f"Other dimensions fixed at: {setting}.", ""]
             out += [_dimension_table(data, sel, m, d, per, dims, where), ""]
-    return out
+    return counts, out
 
 
 def _dimension_table(
