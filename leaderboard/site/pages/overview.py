@@ -229,7 +229,8 @@ def ranking_table(data: SiteData, *, link_prefix: str, board: Board | None = Non
     intervals = data.intervals if board is None else data.board_intervals.get(board.spec.name, (None, ""))[0]
     extra = ["Rank interval", "Group"] if intervals is not None else []
     means = track_mean_ranks(data, rk)
-    mean_labels = [esc(f"{name} mean rank") for name in means.columns]
+    # A break opportunity after each underscore: "identity_blinded" would otherwise set a column's width.
+    mean_labels = [esc(f"{name} mean rank").replace("\\_", "\\_<wbr>") for name in means.columns]
     best_mean = means.min()
     # With a board, its robust skill stands beside the rank (leaderboard.site.robustness).
     skill = ["Robust skill"] if board is not None else []
