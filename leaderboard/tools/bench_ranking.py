@@ -270,6 +270,8 @@ def time_site(ranks: pd.DataFrame, workdir: Path) -> dict[str, float]:
     from leaderboard.site.build import build_site, generate_pages, write_exports
 
     shutil.copy2(REPO_ROOT / "mkdocs.yml", workdir / "mkdocs.yml")
+    # mkdocs.yml names its hook by a path relative to itself (leaderboard/site/mkdocs_hooks.py).
+    (workdir / "leaderboard").symlink_to(REPO_ROOT / "leaderboard", target_is_directory=True)
     source = REPO_ROOT / "site"
     if source.is_dir():  # hand-written assets (javascripts/plots.js); pages and data are regenerated
         shutil.copytree(
