@@ -39,8 +39,9 @@ References
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -120,21 +121,17 @@ def _consistency(parts: tuple[str, ...], metric: str) -> Rule | None:
     return Rule("identity", _PAIRS.get(parts[2], parts[2]))
 
 
-def _answer_kinds() -> dict[str, set[str]]:
+@lru_cache(maxsize=1)
+def _answer_kinds() -> dict[str, frozenset[str]]:
     """Answer kinds of each prompt-robustness task, from the track's published definition (registry)."""
     definition = track("prompt_robustness")(TrackOptions()).definition()
-    return {str(t["task"]): {str(k) for k in t["answer"].values()} for t in definition["tasks"]}
-
-
-_KINDS: dict[str, set[str]] = {}
+    return {str(t["task"]): frozenset(str(k) for k in t["answer"].values()) for t in definition["tasks"]}
 
 
 def _prompt_robustness(parts: tuple[str, ...], metric: str) -> Rule | None:
     if len(parts) != 3:
         return None
-    if not _KINDS:
-        _KINDS.update(_answer_kinds())
-    kinds = _KINDS.get(parts[1], set())
+    kinds = _answer_kinds().get(parts[1], frozenset())
     stat = metric.rsplit("_", 1)[-1]
     base = metric[: -len(stat) - 1]
     family = "wording" if stat == "worst" else parts[2]
@@ -293,19 +290,21 @@ def invariance_profile(results: pd.DataFrame, submission: str, tracks: Collectio
     notations (mean over templates) and its worst template (*worst wording*). Each value is the mean of
     the clipped skills of that family within a track, then the mean over the tracks that have the family.
 
+    ``results`` may be every model's rows or the submission's own (the site passes its slice).
+
     Returns
     -------
     pandas.DataFrame
         Columns ``family, label, skill, tracks`` in :data:`FAMILIES` order; empty when nothing applies.
     """
     mine = results.loc[(results["submission"] == submission) & results["track"].isin(list(tracks))]
-    base = _baselines(results)
+    base = _baselines(mine)  # the model's own downstream rows carry RMSE₀ of each test set
     found: dict[str, dict[str, list[float]]] = {}
     for name, rule_fn in RULES.items():
         rows = mine.loc[mine["track"] == name]
         if rows.empty:
             continue
-        for parts, metric, value in _profile_rows(name, rows):
+        for parts, metric, value in PROFILE_ROWS[name](rows):
             rule = rule_fn(parts, metric)
             if rule is None or not np.isfinite(value):
                 continue
@@ -325,26 +324,31 @@ def invariance_profile(results: pd.DataFrame, submission: str, tracks: Collectio
     return pd.DataFrame(out, columns=["family", "label", "skill", "tracks"])
 
 
-def _profile_rows(name: str, rows: pd.DataFrame) -> list[tuple[tuple[str, ...], str, float]]:
-    """``(parts, metric, value)`` of a track's result rows for the profile (``parts`` as rules read them)."""
-    out = []
-    if name in ("amore", "consistency"):
-        head = headline_rows(rows)
-        for r in head.itertuples(index=False):
-            out.append((tuple(str(r.criterion).split("/")), str(r.metric), float(r.value)))
-        return out
-    if name == "downstream":
-        keep = rows.loc[rows["metric"].isin(["rmse", "roc_auc"]) & (rows["variant"] != "worst")]
-        return [((str(r.dataset), str(r.variant)), str(r.metric), float(r.value)) for r in keep.itertuples()]
-    if name == "prompt_robustness":
-        keep = rows.loc[rows["template"] == "-"] if "template" in rows else rows
-        return [
-            ((str(r.dataset), str(r.task), str(r.representation)), str(r.metric), float(r.value))
-            for r in keep.itertuples()
-        ]
-    return out
+def _headline_parts(rows: pd.DataFrame) -> list[tuple[tuple[str, ...], str, float]]:
+    """AMORE and T3: the headline criteria, as the rules read them (``dataset/per…`` split on ``/``)."""
+    head = headline_rows(rows)
+    return [(tuple(str(r.criterion).split("/")), str(r.metric), float(r.value)) for r in head.itertuples()]
 
 
-def by_board(results: pd.DataFrame, boards: Mapping[str, Collection[str]]) -> dict[str, pd.DataFrame]:
-    """:func:`robust_skill` of each board, by board name (``boards``: name → its tracks)."""
-    return {name: robust_skill(results, tracks) for name, tracks in boards.items()}
+def _downstream_parts(rows: pd.DataFrame) -> list[tuple[tuple[str, ...], str, float]]:
+    """Downstream: every test set the model was scored on (the original and each rewrite), not the worst."""
+    keep = rows.loc[rows["metric"].isin(["rmse", "roc_auc"]) & (rows["variant"] != "worst")]
+    return [((str(r.dataset), str(r.variant)), str(r.metric), float(r.value)) for r in keep.itertuples()]
+
+
+def _prompt_parts(rows: pd.DataFrame) -> list[tuple[tuple[str, ...], str, float]]:
+    """T4: the rows over all templates (mean and worst), per task and notation."""
+    keep = rows.loc[rows["template"] == "-"] if "template" in rows else rows
+    return [
+        ((str(r.dataset), str(r.task), str(r.representation)), str(r.metric), float(r.value))
+        for r in keep.itertuples()
+    ]
+
+
+#: Result rows of a track read by :func:`invariance_profile`, as ``(parts, metric, value)`` for its rule.
+PROFILE_ROWS: dict[str, Callable[[pd.DataFrame], list[tuple[tuple[str, ...], str, float]]]] = {
+    "amore": _headline_parts,
+    "downstream": _downstream_parts,
+    "consistency": _headline_parts,
+    "prompt_robustness": _prompt_parts,
+}

@@ -109,7 +109,8 @@ def robustness_section(data: SiteData, sub_id: str, figures: Figures) -> list[st
             "([definition](../methodology.md#robust-skill)).",
             "",
         ]
-        profile = invariance_profile(data.results, sub_id, board_tracks(board.spec))
+        rows = data.by_submission.get(sub_id, data.results.iloc[0:0])
+        profile = invariance_profile(rows, sub_id, board_tracks(board.spec))
         out += figures.block(
             profile_figure(profile),
             "sub",
