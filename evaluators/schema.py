@@ -174,6 +174,10 @@ class ModelConfig:
     pre_tokenizer : str
         ``""`` (the folder's own tokenizer) or a key of
         :data:`evaluators.adapters.smiles_tokens.PRE_TOKENIZERS` (a SMILES regex over ``vocab.txt``).
+    images : bool
+        The model takes images as well as text (the manifest's ``model.inputs`` lists ``image``): generative
+        tracks ask it their image questions (:attr:`evaluators.adapters.GenerationRequest.images`); a
+        text-only model is not asked them (not applicable, never scored as wrong).
     """
 
     adapter: str
@@ -189,6 +193,7 @@ class ModelConfig:
     code: dict[str, str] | None = None
     chat_template: bool = False
     pre_tokenizer: str = ""
+    images: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """JSON form for ``job.json`` (``submission_dir`` is the container's business, left out)."""
@@ -206,7 +211,7 @@ class ModelConfig:
         for key, kind in (
             ("adapter", str), ("architecture", str), ("pooling", str), ("max_length", int),
             ("prompt_prefix", str), ("trust_remote_code", bool), ("batch_size", int), ("options", dict),
-            ("chat_template", bool), ("pre_tokenizer", str),
+            ("chat_template", bool), ("pre_tokenizer", str), ("images", bool),
         ):  # fmt: skip
             if key in obj:
                 _typed(obj, key, kind, "job.model")

@@ -146,6 +146,10 @@ class GenerationRequest:
     stop : tuple of str
         Generation stops at the first of these strings after the first non-blank character, which is cut
         from the text (``"stop"``; :func:`stop_index`): a leading blank line is never taken for the end.
+    images : tuple of str
+        Images the question shows, in order, as ``data:image/png;base64,…`` URIs (OpenAI's ``image_url``
+        form); empty for a text question. Only a model whose manifest lists ``image`` in ``model.inputs``
+        (:attr:`evaluators.schema.ModelConfig.images`) is sent any. The prompt refers to them in words.
     """
 
     id: str
@@ -154,6 +158,7 @@ class GenerationRequest:
     temperature: float = 0.0
     seed: int = 0
     stop: tuple[str, ...] = ()
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

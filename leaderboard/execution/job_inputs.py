@@ -80,6 +80,7 @@ def job_document(
             code=sub.code.model_dump() if sub.code else None,
             chat_template=sub.tokenizer.chat_template,
             pre_tokenizer=sub.tokenizer.pre_tokenizer or "",
+            images="image" in sub.model.inputs,
         ),
         # A track registered outside evaluators.tracks (a plug-in, or test code) is imported by name.
         plugins=() if module.startswith("evaluators.") else (module,),

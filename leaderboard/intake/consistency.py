@@ -236,6 +236,35 @@ def _pre_tokenizer_rule(known: Mapping[str, Any]) -> list[Violation]:
     return out
 
 
+def _inputs_rule(known: Mapping[str, Any]) -> list[Violation]:
+    """Check ``model.inputs``: text always; images only for a generative model (and an API's chat route)."""
+    model = known.get("model")
+    inputs = list(getattr(model, "inputs", None) or ["text"])
+    out: list[Violation] = []
+    if "text" not in inputs:
+        out.append((
+            "model.inputs", inputs,
+            "'model.inputs' leaves out 'text': every question the board asks is written in words, and "
+            "image questions come with a text prompt too.",
+            "List 'text' first: 'model.inputs: [text]' or '[text, image]'.",
+        ))  # fmt: skip
+    if "image" in inputs and "generate" not in (getattr(model, "capabilities", None) or ()):
+        out.append((
+            "model.inputs", inputs,
+            "'model.inputs' lists 'image', but only generative tracks show images and 'model.capabilities' "
+            "does not declare 'generate'.",
+            "Remove 'image' from 'model.inputs', or declare 'generate' if the model writes answers.",
+        ))  # fmt: skip
+    if "image" in inputs and getattr(model, "api", None) == "completions":
+        out.append((
+            "model.inputs", inputs,
+            "'model.inputs' lists 'image', but 'model.api' is 'completions', which takes a text prompt "
+            "only: images are sent as 'image_url' parts of a chat message.",
+            "Use 'model.api: chat' for a model that reads images, or remove 'image' from 'model.inputs'.",
+        ))  # fmt: skip
+    return out
+
+
 def _reference_rule(known: Mapping[str, Any]) -> list[Violation]:
     """Refuse a ``reference_note`` without ``reference: true``: it would explain nothing shown anywhere."""
     if not known.get("reference_note") or known.get("reference") is not False:
@@ -268,8 +297,9 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
         ``(field, value, message, fix)`` per broken rule; empty when all hold.
     """
     if known.get("model.source") == "endpoint":  # no adapter, no image: the endpoint's own rules
-        return [*_endpoint(known), *_reference_rule(known)]
+        return [*_endpoint(known), *_inputs_rule(known), *_reference_rule(known)]
     out = _adapter_rules(known, known["adapter"]) if "adapter" in known else []
+    out.extend(_inputs_rule(known))
     out.extend(_reference_rule(known))
     architecture, source = known.get("model.architecture"), known.get("model.source")
     if (

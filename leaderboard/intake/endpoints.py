@@ -58,6 +58,10 @@ class EndpointModel(BaseModel):
     source: Literal["endpoint"]
     architecture: Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
     capabilities: list[Literal["embed", "generate"]] = Field(min_length=1, max_length=2)
+    #: ``[text, image]``: images are sent as ``image_url`` parts of the chat message (``api: chat`` only).
+    inputs: list[Literal["text", "image"]] = Field(
+        default_factory=lambda: ["text"], min_length=1, max_length=2
+    )
     url: Annotated[str, Field(pattern=r"^https?://[^\s/?#@]+(?:/[^\s?#]*)?$", max_length=500)]
     model: Annotated[str, Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")]
     api: Literal["chat", "completions"] = "chat"

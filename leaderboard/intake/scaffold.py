@@ -133,6 +133,7 @@ model:
   api_key_env: {key_env}
   architecture: decoder  # decoder | encoder-decoder | non-neural: whatever serves the API (not encoder)
   capabilities: [generate]  # an endpoint is only asked to generate
+  # inputs: [text, image]  # optional: a model that reads images too (sent as image_url parts; api: chat)
   max_requests: 20000    # hard budget of one run (one track x one data set) in requests, retries included
   max_concurrency: 4     # requests in flight at once (1-64)
   timeout_s: 60          # seconds one request may take in all (at most 600)

@@ -49,6 +49,8 @@ _PATH_PATTERN = r"^[^\x00-\x1f\x7f]*$"  # no NUL or other control characters
 PIN_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9][A-Za-z0-9.+!_-]*$"
 Architecture = Literal["encoder", "decoder", "encoder-decoder", "non-neural"]
 Capability = Literal["embed", "generate"]
+#: What a model reads: every model reads text; a multimodal generative model also takes images.
+Input = Literal["text", "image"]
 Pooling = Literal["mean", "cls", "last_token", "mean_no_special"]
 
 
@@ -72,6 +74,8 @@ class _Strict(BaseModel):
 class _ModelBase(_Strict):
     architecture: Architecture
     capabilities: list[Capability] = Field(min_length=1, max_length=2)
+    #: ``[text, image]``: a generative model that is also asked the image questions (molecule drawings).
+    inputs: list[Input] = Field(default_factory=lambda: ["text"], min_length=1, max_length=2)
 
 
 #: A hub repository id ``owner/name``; the name is never ``.`` or ``..`` (no look-ahead in pydantic's regex).
@@ -274,6 +278,7 @@ class Submission(_Strict):
             "architecture": self.model.architecture,
             "source": self.model.model_dump(),
             "capabilities": list(self.model.capabilities),
+            "inputs": list(self.model.inputs),
             # An endpoint runs no adapter (the host calls the API): the field's default means nothing there.
             "adapter": None if self.model.source == "endpoint" else self.adapter,
             "training_data": [e if isinstance(e, str) else e.text() for e in self.training_data],

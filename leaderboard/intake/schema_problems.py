@@ -42,6 +42,8 @@ _FIXES: dict[str, str] = {
     "model.path": "Give a folder path relative to the package (pip) or to the submission folder (local).",
     "architecture": "Use one of: encoder, decoder, encoder-decoder, non-neural.",
     "capabilities": "List what the model can do: 'embed' (embedding tracks) and/or 'generate'.",
+    "inputs": "List what the model reads: [text], or [text, image] for a generative model that also reads "
+    "images (molecule drawings).",
     "requirements": "Pin each extra requirement exactly, as 'package==1.2.3'.",
     "version": "Pin the package to an exact release, e.g. '0.1.0'.",
     "source": "Use one of: huggingface (id, revision), pip (package, version, path), local (path), none, "

@@ -4,6 +4,7 @@ them back to the same structure, or the share it cannot is stated here, counted 
 from __future__ import annotations
 
 import base64
+import io
 import struct
 from collections import Counter
 
@@ -17,7 +18,7 @@ from evaluators.notations.representations import (
     get_representation,
     round_trip,
 )
-from evaluators.notations.representations.image import PREFIX, png_sha256
+from evaluators.notations.representations.image import CHUNKS, PREFIX, pixels_only, png_chunks, png_sha256
 
 SETS = ("freesolv", "smiles-iupac-pairs", "pubchem-names", "chebi20", "solubility")
 
@@ -129,6 +130,48 @@ def test_the_image_is_a_fixed_size_png_of_the_molecule_with_a_stable_hash() -> N
     assert png_sha256(one) == png_sha256(other_string) != png_sha256(other)
     with pytest.raises(NotWritable):
         rep.write("C1CC")
+
+
+def test_the_image_carries_pixels_only_never_the_molecule_as_text() -> None:
+    # RDKit's PNG writer embeds the SMILES, the MOL block and a pickle in zTXt chunks by default: an
+    # "image → SMILES" question would carry its answer. Every chunk of the question's PNG is a pixel chunk,
+    # and no textual writing of the molecule is anywhere in the bytes or in any decompressed chunk.
+    import zlib
+
+    from PIL import Image
+    from rdkit import Chem
+
+    rep = get_representation("image")
+    for smiles in ("c1ccccc1CCO", "CC(=O)Nc1ccc(O)cc1", "C[C@H](N)C(=O)O"):
+        data = base64.b64decode(rep.write(smiles)[len(PREFIX):])
+        chunks = png_chunks(data)
+        assert {kind for kind, _ in chunks} <= CHUNKS, [kind for kind, _ in chunks]
+        mol = Chem.MolFromSmiles(smiles)
+        writings = {Chem.MolToSmiles(mol).encode(), Chem.MolToInchi(mol).encode(), b"rdkit", b"RDKit"}
+        pixels = zlib.decompress(b"".join(p for kind, p in chunks if kind == b"IDAT"))
+        for blob in (data, pixels):
+            assert not [w for w in writings if w in blob]
+        with Image.open(io.BytesIO(data)) as image:
+            darkest, lightest = image.convert("L").getextrema()
+            assert image.size == (300, 300) and darkest < 128 < lightest
+
+
+def test_pixels_only_drops_text_chunks_and_keeps_a_valid_png() -> None:
+    from PIL import Image, PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text("SMILES", "CCO")
+    info.add_text("MOL", "secret", zip=True)
+    raw = io.BytesIO()
+    Image.new("RGB", (4, 4), "white").save(raw, format="PNG", pnginfo=info)
+    kinds = [kind for kind, _ in png_chunks(raw.getvalue())]
+    assert b"tEXt" in kinds and b"zTXt" in kinds
+    clean = pixels_only(raw.getvalue())
+    assert [kind for kind, _ in png_chunks(clean)] == [k for k in kinds if k in CHUNKS]
+    assert b"CCO" not in clean and b"secret" not in clean
+    with Image.open(io.BytesIO(clean)) as image:
+        image.load()
+        assert image.size == (4, 4) and not image.text
 
 
 def test_drawing_an_image_leaves_the_site_drawings_and_the_layout_switch_as_they_were() -> None:

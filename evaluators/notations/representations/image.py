@@ -41,9 +41,42 @@ def png(smiles: str, size: int = SIZE) -> bytes:
         rdDepictor.SetPreferCoordGen(preferred)
     drawer = rdMolDraw2D.MolDraw2DCairo(size, size)
     drawer.drawOptions().clearBackground = True
+    # RDKit writes the molecule into the PNG by default (zTXt chunks: SMILES, MOL block, pickle): the answer
+    # to "what is this molecule?" would travel inside the question. The image must carry pixels only.
+    drawer.drawOptions().includeMetadata = False
     rdMolDraw2D.PrepareAndDrawMolecule(drawer, mol)
     drawer.FinishDrawing()
-    return drawer.GetDrawingText()
+    return pixels_only(drawer.GetDrawingText())
+
+
+#: PNG chunks a depiction may carry: header, pixels, palette/background/transparency, end. Anything else
+#: (text, time, ICC, private chunks) is dropped: no text reaches the box alongside the pixels.
+CHUNKS = frozenset({b"IHDR", b"PLTE", b"IDAT", b"IEND", b"bKGD", b"tRNS"})
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def png_chunks(data: bytes) -> list[tuple[bytes, bytes]]:
+    """Return the ``(type, payload)`` chunks of a PNG (raises ``ValueError`` if it is not one)."""
+    if not data.startswith(SIGNATURE):
+        raise ValueError("not a PNG")
+    chunks, at = [], len(SIGNATURE)
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        kind = data[at + 4:at + 8]
+        chunks.append((kind, data[at + 8:at + 8 + length]))
+        at += 12 + length  # length, type, payload, CRC
+    return chunks
+
+
+def pixels_only(data: bytes) -> bytes:
+    """Return the PNG with every chunk outside :data:`CHUNKS` removed (CRCs kept: chunks are copied whole)."""
+    out, at = [SIGNATURE], len(SIGNATURE)
+    while at + 8 <= len(data):
+        length = int.from_bytes(data[at:at + 4], "big")
+        if data[at + 4:at + 8] in CHUNKS:
+            out.append(data[at:at + 12 + length])
+        at += 12 + length
+    return b"".join(out)
 
 
 def png_sha256(data_uri: str) -> str:

@@ -60,6 +60,7 @@ FIELD_HELP: Mapping[str, str] = {
     "model.path": "Folder of the weights: inside the package (`pip`) or the submission folder (`local`).",
     "model.architecture": "`encoder`, `decoder`, `encoder-decoder` or `non-neural`.",
     "model.capabilities": "`embed` (embedding tracks) and/or `generate`.",
+    "model.inputs": "`[text]` (default) or `[text, image]`: a generative model also asked image questions.",
     "model.url": "Base URL of the OpenAI-compatible API, e.g. `https://host/v1` (source `endpoint`).",
     "model.model": "The model name that API serves (source `endpoint`).",
     "model.api": "`chat` (chat/completions, default) or `completions` (source `endpoint`).",
