@@ -114,7 +114,7 @@ def run_job(
     else:
         view = None
         data_hash = dataset_hash(job.dataset, data_dir)
-    version = benchmark_version(job.track, job.options, data_hash)
+    version = benchmark_version(job.track, job.options, data_hash, images=job.model.images)
     if job.benchmark_version != version:
         raise JobError(
             f"benchmark version mismatch: host expected {job.benchmark_version}, the data here give "
@@ -137,7 +137,7 @@ def run_job(
     adapter.progress = progress
     load_s = time.perf_counter() - t0
     progress("load", 2, 2)
-    track = track_cls(job.options)
+    track = track_cls.for_model(job.options, chat=job.model.chat_template, images=job.model.images)
     if track.capability not in adapter.capabilities:
         raise JobError(
             f"track {job.track!r} needs capability {track.capability!r}; the adapter has "

@@ -16,6 +16,9 @@ Decoders (``AutoModelForCausalLM``) and encoder-decoders (``AutoModelForSeq2SeqL
 greedy requests are batched by prompt length (left padding for decoders), each sampled request runs alone
 under its own seed so that batching never changes a sample, and stop strings cut the decoded text. The model
 runs on CUDA when available. A checkpoint that only loads as ``AutoModel`` keeps ``embed`` alone.
+
+With ``model.inputs: [text, image]`` (``ModelConfig.images``) the adapter built is a
+:class:`evaluators.adapters.vision.VisionLanguageAdapter` (processor and image-text-to-text model).
 """
 
 from __future__ import annotations
@@ -78,6 +81,16 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
     weights: ClassVar[str] = "required"
     #: It pools hidden states into embeddings the way the manifest's ``pooling`` says.
     settings: ClassVar[Mapping[str, str]] = MappingProxyType({"pooling": "embed"})
+
+    def __new__(cls, config: ModelConfig, *args: Any, **kwargs: Any) -> Any:
+        """Return a built :class:`~evaluators.adapters.vision.VisionLanguageAdapter` if ``config.images``."""
+        # The manifest keeps naming adapter 'transformers'; the vision path lives in its own module so that
+        # this one stays the text path, unchanged. Not an instance of this class, so __init__ is skipped.
+        if cls is TransformersAdapter and config.images:
+            from evaluators.adapters.vision import VisionLanguageAdapter
+
+            return VisionLanguageAdapter(config)
+        return super().__new__(cls)
 
     def __init__(self, config: ModelConfig) -> None:
         super().__init__(config)
@@ -275,10 +288,18 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         ------
         TypeError
             If the model cannot generate (an encoder, or a checkpoint without a language-model head).
+            Also if a request has images (a model that takes them is a
+            :class:`~evaluators.adapters.vision.VisionLanguageAdapter`).
         ValueError
             If ``tokenizer.chat_template`` is on and the tokenizer has no chat template, or a request has
             ``max_new_tokens < 1`` or a negative temperature.
         """
+        pictured = [r.id for r in requests if r.images]
+        if pictured:  # the tracks never send them to a text model: a guard on that contract
+            raise TypeError(
+                f"request {pictured[0]!r} has images, but the manifest does not declare model.inputs: "
+                "[text, image]"
+            )
         if self.generator is None:
             reason = f": {self.generate_unavailable}" if self.generate_unavailable else ""
             raise TypeError(

@@ -75,8 +75,9 @@ MAX_COMPLETION_CHARS = 4000
 #: Characters of a completion and of an input shown in a per-item table.
 SHOWN_CHARS = 300
 #: Columns of a generative track's container view: a :class:`GenerationRequest`, field for field (``stop``
-#: as a JSON list), and nothing else.
-REQUEST_COLUMNS = ("id", "prompt", "max_new_tokens", "temperature", "seed", "stop")
+#: and ``images`` as JSON lists: the images as data URIs, which the view file stores as hashed PNG files,
+#: :mod:`evaluators.datasets.views`), and nothing else.
+REQUEST_COLUMNS = ("id", "prompt", "max_new_tokens", "temperature", "seed", "stop", "images")
 #: Hex digits of an opaque question id (80 bits: no two of a run's questions share one, checked).
 _ID_HEX = 20
 
@@ -177,22 +178,33 @@ class AskingTrack(Track):
         return decoding(direct_budget, chat=self.chat)
 
     @classmethod
-    def for_model(cls, options: TrackOptions, *, chat: bool) -> AskingTrack:
-        """Return the track asking a chat model (``chat``) or a direct one, with ``options``."""
+    def for_model(cls, options: TrackOptions, *, chat: bool = False, images: bool = False) -> AskingTrack:
+        """Return the track asking a chat model (``chat``) or a direct one, with ``options``.
+
+        ``images``: the model takes images too, so the track's image questions are asked.
+        """
         track = cls(options)
         track.chat = bool(chat)
+        track.images = bool(images)
         return track
 
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
+        cls,
+        dataset: str,
+        records: list[dict[str, str]],
+        options: TrackOptions,
+        *,
+        chat: bool = False,
+        images: bool = False,
     ) -> list[dict[str, str]] | None:
         """Return the requests of a run on ``records`` (:func:`request_rows`): all the container sees.
 
-        ``chat``: the model is a chat model or an API (:mod:`evaluators.asking.protocol`).
+        ``chat``: the model is a chat model or an API (:mod:`evaluators.asking.protocol`); ``images``: it
+        takes images, so the track's image questions are asked too.
         """
         del dataset
-        return request_rows(cls.for_model(options, chat=chat).questions(records))
+        return request_rows(cls.for_model(options, chat=chat, images=images).questions(records))
 
     def container_dataset(self, records: Sequence[dict[str, str]]) -> LoadedDataset:
         """Return what :meth:`run` gets inside the container for ``records``: the view, read back.
@@ -255,6 +267,7 @@ def request_rows(questions: Sequence[Question]) -> list[dict[str, str]]:
             "temperature": repr(float(q.request.temperature)),
             "seed": str(int(q.request.seed)),
             "stop": json.dumps(list(q.request.stop), ensure_ascii=False),
+            "images": json.dumps(list(q.request.images)),
         }
         for q in questions
     ]
@@ -273,14 +286,19 @@ def view_requests(rows: Sequence[dict[str, str]]) -> list[GenerationRequest]:
     for number, row in enumerate(rows, start=1):
         try:
             stop = json.loads(row["stop"])
+            images = json.loads(row["images"])
             temperature = float(row["temperature"])
             if not (isinstance(stop, list) and all(isinstance(s, str) for s in stop)):
                 raise ValueError("stop is not a JSON list of strings")
+            if not (isinstance(images, list) and all(isinstance(i, str) and i.startswith("data:image/")
+                                                     for i in images)):  # fmt: skip
+                raise ValueError("images is not a JSON list of image data URIs")
             if not math.isfinite(temperature):
                 raise ValueError("temperature is not finite")
             out.append(GenerationRequest(id=row["id"], prompt=row["prompt"],
                                          max_new_tokens=int(row["max_new_tokens"]), temperature=temperature,
-                                         seed=int(row["seed"]), stop=tuple(stop)))  # fmt: skip
+                                         seed=int(row["seed"]), stop=tuple(stop),
+                                         images=tuple(images)))  # fmt: skip
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"request view row {number}: {exc}") from None
     if len({r.id for r in out}) != len(out):
@@ -290,7 +308,7 @@ def view_requests(rows: Sequence[dict[str, str]]) -> list[GenerationRequest]:
 
 def _key(request: GenerationRequest) -> tuple:
     return (request.prompt, request.max_new_tokens, float(request.temperature), request.seed,
-            tuple(request.stop))  # fmt: skip
+            tuple(request.stop), tuple(request.images))  # fmt: skip
 
 
 def generation_order(requests: Sequence[GenerationRequest]) -> list[GenerationRequest]:
@@ -317,9 +335,9 @@ def ask(
 ) -> dict[str, Any]:
     """Generate an answer to every request (a question's, or a bare one) and write them to ``out_path``.
 
-    One JSON line per request. Requests that are identical (prompt, budget, temperature, seed, stop) are
-    generated once: with greedy decoding their answers are the same, and a model is never charged twice for
-    one prompt.
+    One JSON line per request. Requests that are identical (prompt, budget, temperature, seed, stop,
+    images) are generated once: with greedy decoding their answers are the same, and a model is never
+    charged twice for one prompt.
 
     Returns
     -------

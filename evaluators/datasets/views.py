@@ -11,13 +11,23 @@ bytes do not hash to it, and :func:`view_dataset` turns it into the :class:`Load
 
 The file format is fixed (UTF-8 CSV, ``\n`` line ends, header = the columns in the order given), so the
 same rows always give the same bytes and the same hash.
+
+Images (a generative track's ``images`` column: a JSON list of ``data:image/png;base64,…`` URIs per
+request) are not written into the CSV — one molecule's drawing is asked under many templates and tasks, and
+inline it would make a view of tens of megabytes. :func:`write_view` stores each distinct PNG once as
+``<set>/images/<sha256>.png`` and writes its digest in the cell; :func:`read_view` checks that every file
+named hashes to its name (so the view's own hash covers the images too) and puts the data URIs back.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import csv
 import hashlib
 import io
+import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,6 +38,11 @@ __all__ = ["VIEW_FILE", "ViewError", "read_view", "view_bytes", "view_dataset", 
 
 #: The view's file name inside ``/data/<set>/``.
 VIEW_FILE = "view.csv"
+#: The column holding a request's images, and the folder (beside ``view.csv``) holding them as files.
+IMAGE_COLUMN = "images"
+IMAGES_DIR = "images"
+_PNG_URI = "data:image/png;base64,"
+_DIGEST = re.compile(r"^[0-9a-f]{64}$")
 
 
 class ViewError(ValueError):
@@ -54,6 +69,7 @@ def write_view(rows: Sequence[dict[str, str]], columns: Sequence[str], folder: P
 
     The folder is what the host mounts at ``/data``; the container runs as another user, hence the modes.
     """
+    rows, images = _externalise(rows, columns)
     blob = view_bytes(rows, columns)
     target = Path(folder) / dataset
     target.mkdir(parents=True, exist_ok=True)
@@ -61,7 +77,61 @@ def write_view(rows: Sequence[dict[str, str]], columns: Sequence[str], folder: P
         path.chmod(0o755)
     (target / VIEW_FILE).write_bytes(blob)
     (target / VIEW_FILE).chmod(0o644)
+    if images:
+        (target / IMAGES_DIR).mkdir(exist_ok=True)
+        (target / IMAGES_DIR).chmod(0o755)
+        for digest, data in sorted(images.items()):
+            (target / IMAGES_DIR / f"{digest}.png").write_bytes(data)
+            (target / IMAGES_DIR / f"{digest}.png").chmod(0o644)
     return hashlib.sha256(blob).hexdigest()
+
+
+def _externalise(
+    rows: Sequence[dict[str, str]], columns: Sequence[str]
+) -> tuple[Sequence[dict[str, str]], dict[str, bytes]]:
+    """Replace each image data URI of the ``images`` column by its PNG's sha256; return the PNGs by digest."""
+    if IMAGE_COLUMN not in columns:
+        return rows, {}
+    files: dict[str, bytes] = {}
+    out = []
+    for row in rows:
+        digests = []
+        for uri in json.loads(row[IMAGE_COLUMN]):
+            if not (isinstance(uri, str) and uri.startswith(_PNG_URI)):
+                raise ViewError(f"request {row.get('id')!r}: an image is not a PNG data URI")
+            try:
+                data = base64.b64decode(uri[len(_PNG_URI):], validate=True)
+            except binascii.Error:
+                raise ViewError(f"request {row.get('id')!r}: an image is not base64") from None
+            digest = hashlib.sha256(data).hexdigest()
+            files[digest] = data
+            digests.append(digest)
+        out.append({**row, IMAGE_COLUMN: json.dumps(digests)})
+    return out, files
+
+
+def _resolve(rows: list[dict[str, str]], folder: Path) -> list[dict[str, str]]:
+    """Put each image back as a data URI, after checking that its file hashes to the digest named."""
+    uris: dict[str, str] = {}
+    for number, row in enumerate(rows, start=1):
+        try:
+            digests = json.loads(row[IMAGE_COLUMN])
+        except (ValueError, RecursionError):
+            raise ViewError(f"data view row {number}: 'images' is not a JSON list") from None
+        if not (isinstance(digests, list) and all(isinstance(d, str) and _DIGEST.match(d) for d in digests)):
+            raise ViewError(f"data view row {number}: 'images' must list sha256 digests")
+        for digest in digests:
+            if digest not in uris:
+                path = folder / IMAGES_DIR / f"{digest}.png"
+                if path.is_symlink() or not path.is_file():
+                    raise ViewError(f"data view row {number}: image {path} not found")
+                data = path.read_bytes()
+                if hashlib.sha256(data).hexdigest() != digest:
+                    raise ViewError(f"data view row {number}: image {path} does not hash to its name")
+                uris[digest] = _PNG_URI + base64.b64encode(data).decode("ascii")
+        # One string object per image however many questions show it.
+        row[IMAGE_COLUMN] = json.dumps([uris[d] for d in digests])
+    return rows
 
 
 def read_view(
@@ -86,7 +156,8 @@ def read_view(
     reader = csv.DictReader(io.StringIO(blob.decode("utf-8")))
     if list(reader.fieldnames or []) != list(columns):
         raise ViewError(f"data view {path}: columns {reader.fieldnames}, the track's are {list(columns)}")
-    return list(reader)
+    rows = list(reader)
+    return _resolve(rows, path.parent) if IMAGE_COLUMN in columns else rows
 
 
 def view_dataset(rows: Sequence[dict[str, str]]) -> LoadedDataset:

@@ -124,9 +124,31 @@ class Track(ABC):
         """Check a ``result.json`` document against this track's declarations (see :class:`TrackResult`)."""
         return TrackResult.from_json(obj, dimensions=cls.dimensions, metrics=cls.metric_specs())
 
+    #: Whether the model takes images too (:attr:`evaluators.schema.ModelConfig.images`): a track with image
+    #: questions asks them only then, and its :meth:`definition` says so (a text-only model's is unchanged).
+    images: bool = False
+
+    @classmethod
+    def for_model(cls, options: TrackOptions, *, chat: bool = False, images: bool = False) -> Track:
+        """Return the track as it runs for one model, with ``options``.
+
+        ``chat``: a chat model or an API; ``images``: it takes images too. Tracks that ask nothing of
+        either ignore them.
+        """
+        del chat
+        track = cls(options)
+        track.images = bool(images)
+        return track
+
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
+        cls,
+        dataset: str,
+        records: list[dict[str, str]],
+        options: TrackOptions,
+        *,
+        chat: bool = False,
+        images: bool = False,
     ) -> list[dict[str, str]] | None:
         """Return the rows the container gets instead of the data set's files, or ``None`` (the files).
 
@@ -136,9 +158,10 @@ class Track(ABC):
         are the set's records (:func:`evaluators.datasets.load_records`, already limited by ``options.limit``)
         of data set ``dataset``. Must be deterministic: the view's hash is checked inside the container.
         ``chat`` tells a generative track that the model is a chat model or an API
-        (:mod:`evaluators.asking.protocol`); other tracks ignore it.
+        (:mod:`evaluators.asking.protocol`), ``images`` that it takes images (:attr:`images`); other tracks
+        ignore them.
         """
-        del dataset, records, options, chat
+        del dataset, records, options, chat, images
         return None
 
     #: Whether the container gets :meth:`container_view`'s label-free rows instead of the set's files.
@@ -194,16 +217,18 @@ class Track(ABC):
         """
 
 
-def benchmark_version(track: str, options: TrackOptions, data_hash: str) -> str:
+def benchmark_version(track: str, options: TrackOptions, data_hash: str, *, images: bool = False) -> str:
     """Hash of the data, the track's definition and code version, and the seed (16 hex characters).
 
     Results are keyed by it: any change to what is measured gives a new version, nothing else does.
+    ``images``: the model takes images (:attr:`Track.images`); the definition is the one it is asked, so a
+    text-only model's version does not move when a track adds image questions.
     """
     cls = TRACKS.get(track)
     payload = {
         "track": track,
         "track_version": cls.version,
-        "definition": cls(options).definition(),
+        "definition": cls.for_model(options, images=images).definition(),
         "data": data_hash,
         "seed": options.seed,
         "limit": options.limit,

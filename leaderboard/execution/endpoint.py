@@ -4,7 +4,10 @@
 endpoint`` submissions (:mod:`leaderboard.intake.endpoints`): each
 :class:`~evaluators.adapters.GenerationRequest` becomes one ``POST <url>/chat/completions`` (``api: chat``,
 the prompt as one user message) or ``POST <url>/completions`` (``api: completions``) with ``max_tokens``,
-``temperature``, ``seed`` and ``stop`` mapped to the API's fields. It uses the standard library's
+``temperature``, ``seed`` and ``stop`` mapped to the API's fields. A request with images (a model whose
+manifest lists ``image`` in ``model.inputs``; ``api: chat`` only) sends the user message as OpenAI's content
+parts: the prompt as a ``text`` part, then each image as an ``image_url`` part (its data URI), in order; a
+request without images sends the plain string as before, byte for byte. It uses the standard library's
 ``http.client`` only: no proxy from the environment, no redirects (a redirect could carry the key elsewhere).
 
 Policies
@@ -33,16 +36,21 @@ Policies
   :data:`MAX_FAILED_SHARE` failed requests.
 - **Budget**: every HTTP request sent counts against ``max_requests``, retries included; tokens are the
   API's ``usage`` (an estimate when it gives none). Before each request its worst case (estimated prompt
-  tokens + ``max_tokens``) is reserved, so the token budget is never passed by more than the prompt
-  estimate's error. Exhausted, no new request is sent, the ones in flight finish (and are cached), and
-  :class:`BudgetExhausted` stops the run. Answers from the cache never count. An evaluation's cap across
-  its runs (``evaluate --max-requests/--max-tokens``, :class:`~.endpoint_spend.SpendCap`, passed as
-  ``cap``) is asked in the same step, so it stops a run the same way.
+  tokens, an image a fixed :data:`~.endpoint_cache.IMAGE_TOKENS`, + ``max_tokens``) is reserved, so the
+  token budget is never passed by more than the prompt estimate's error. Exhausted, no new request is
+  sent, the ones in flight finish (and are cached), and :class:`BudgetExhausted` stops the run. Answers
+  from the cache never count. An evaluation's cap across its runs (``evaluate --max-requests/--max-tokens``,
+  :class:`~.endpoint_spend.SpendCap`, passed as ``cap``) is asked in the same step, so it stops a run the
+  same way.
 - **Cache**: :class:`ResponseCache`, one JSON file per answer under ``<state>/endpoint-cache/`` written
-  atomically as it arrives, keyed by the sha256 of (URL, model, API kind, prompt, decoding settings): a
+  atomically as it arrives, keyed by the sha256 of (URL, model, API kind, prompt, decoding settings, and
+  the sha256 of each image when there are any: a text request's key is what it was before images): a
   rerun sends nothing, a killed run resumes with the missing answers only.
 - **Dry run**: :meth:`EndpointAdapter.plan` says what a run would send (request count, cache hits,
-  estimated tokens, example payloads) and sends nothing.
+  estimated tokens, example payloads, their images' data URIs shortened) and sends nothing.
+- **Images**: a request with images for a model that does not list ``image`` in ``model.inputs``, or for
+  ``api: completions`` (a text prompt only), raises :class:`TypeError` before anything is sent: an image is
+  never dropped in silence.
 
 Invariants
 ----------
@@ -69,6 +77,7 @@ from urllib.parse import urlsplit
 
 from evaluators.adapters import Completion, GenerationRequest, GenerativeAdapter, ModelConfig
 from leaderboard.execution.endpoint_cache import (
+    IMAGE_TOKENS,
     Budget,
     BudgetExhausted,
     DryRun,
@@ -76,7 +85,10 @@ from leaderboard.execution.endpoint_cache import (
     EndpointTimeout,
     ResponseCache,
     estimate_tokens,
+    image_digests,
     scrub_secret,
+    shorten_data_uri,
+    shown_payload,
 )
 from leaderboard.execution.endpoint_http import Watchdog, open_connection, resolve, time_left
 from leaderboard.execution.endpoint_spend import SpendCap
@@ -185,7 +197,8 @@ class EndpointAdapter(GenerativeAdapter):
         retry_budget_s: float | None = None,
         cap: SpendCap | None = None,
     ) -> None:
-        super().__init__(ModelConfig(adapter="endpoint", architecture=model.architecture))
+        images = "image" in model.inputs
+        super().__init__(ModelConfig(adapter="endpoint", architecture=model.architecture, images=images))
         self.model, self.cache, self.prompt_prefix = model, cache, prompt_prefix
         self.retries, self.backoff_s, self.max_backoff_s = retries, backoff_s, max_backoff_s
         self.max_retry_after_s, self.deadline = max_retry_after_s, deadline
@@ -216,9 +229,43 @@ class EndpointAdapter(GenerativeAdapter):
 
     # ------------------------------------------------------------------ requests
 
+    def check_request(self, request: GenerationRequest) -> None:
+        """Refuse a request this endpoint cannot be sent as it is (called for all before any is sent).
+
+        Raises
+        ------
+        TypeError
+            If it has images and the model does not list ``image`` in ``model.inputs``, or its API is
+            ``completions`` (text only): the prompt without its image would be another question.
+        ValueError
+            If an image is not a ``data:image/…;base64,`` URI (with a URL the API would fetch elsewhere).
+        """
+        if not request.images:
+            return
+        n = len(request.images)
+        if "image" not in self.model.inputs:
+            raise TypeError(
+                f"request {request.id!r} has {n} image(s), but the endpoint model {self.model.model!r} does "
+                f"not read images (model.inputs: {list(self.model.inputs)}); list 'image' in model.inputs "
+                "for a model that does, or ask it text questions only"
+            )
+        if self.model.api != "chat":
+            raise TypeError(
+                f"request {request.id!r} has {n} image(s), but model.api is {self.model.api!r}: only the "
+                "chat API carries images (image_url parts of the user message); use 'model.api: chat'"
+            )
+        for uri in request.images:
+            if not (isinstance(uri, str) and uri.startswith("data:image/") and ";base64," in uri):
+                shown = shorten_data_uri(uri) if isinstance(uri, str) else type(uri).__name__
+                raise ValueError(f"request {request.id!r}: not a data:image/…;base64, URI: {shown!r}")
+
     def request_fields(self, request: GenerationRequest) -> dict[str, Any]:
-        """Return what identifies a request's answer (the cache key's fields; no key, no header)."""
-        return {
+        """Return what identifies a request's answer (the cache key's fields; no key, no header).
+
+        ``images`` (the sha256 of each data URI, in order) is there only when the request has images, so
+        that a text request keeps the fields, hence the cache key, it had before images existed.
+        """
+        fields: dict[str, Any] = {
             "url": self.url,
             "model": self.model.model,
             "api": self.model.api,
@@ -228,12 +275,34 @@ class EndpointAdapter(GenerativeAdapter):
             "seed": int(request.seed),
             "stop": list(request.stop),
         }
+        if request.images:
+            fields["images"] = image_digests(request.images)
+        return fields
 
-    def payload(self, fields: dict[str, Any]) -> dict[str, Any]:
-        """Return the JSON body of a request."""
+    def payload(self, fields: dict[str, Any], images: Sequence[str] = ()) -> dict[str, Any]:
+        """Return the JSON body of a request (``images``: its data URIs, those ``fields["images"]`` hash).
+
+        Without images the user message's content is the prompt string (the body of a text request is
+        what it was before images existed); with images it is a list of parts, the text first.
+
+        Raises
+        ------
+        ValueError
+            If ``images`` are not those ``fields`` hash (the answer would be cached under another key).
+        TypeError
+            If there are images and the API is ``completions``.
+        """
+        if image_digests(images) != fields.get("images", []):
+            raise ValueError("the images are not those of the request fields")
         body: dict[str, Any] = {"model": fields["model"]}
         if fields["api"] == "chat":
-            body["messages"] = [{"role": "user", "content": fields["prompt"]}]
+            content: str | list[dict[str, Any]] = fields["prompt"]
+            if images:
+                content = [{"type": "text", "text": fields["prompt"]}]
+                content += [{"type": "image_url", "image_url": {"url": uri}} for uri in images]
+            body["messages"] = [{"role": "user", "content": content}]
+        elif images:
+            raise TypeError("the completions API takes a text prompt only: images need 'model.api: chat'")
         else:
             body["prompt"] = fields["prompt"]
         body.update(max_tokens=fields["max_tokens"], temperature=fields["temperature"], seed=fields["seed"])
@@ -242,8 +311,10 @@ class EndpointAdapter(GenerativeAdapter):
         return body
 
     def _worst_case(self, fields: dict[str, Any]) -> int:
+        """Return a request's token reservation: estimated prompt (text and images) + ``max_tokens``."""
         overhead = CHAT_OVERHEAD_TOKENS if fields["api"] == "chat" else 0
-        return estimate_tokens(fields["prompt"]) + overhead + fields["max_tokens"]
+        images = IMAGE_TOKENS * len(fields.get("images", ()))  # by pixels, not base64 bytes: see IMAGE_TOKENS
+        return estimate_tokens(fields["prompt"]) + images + overhead + fields["max_tokens"]
 
     def plan(self, requests: Sequence[GenerationRequest], *, examples: int = 2) -> DryRun:
         """Say what :meth:`generate` would send for ``requests``, sending nothing (a dry run)."""
@@ -253,6 +324,8 @@ class EndpointAdapter(GenerativeAdapter):
         headers = {"Content-Type": "application/json"}
         if self.model.api_key_env:  # the variable's name only: a dry run never reads the key
             headers["Authorization"] = f"Bearer ${self.model.api_key_env}"
+        for request in requests:
+            self.check_request(request)
         for request in requests:
             fields = self.request_fields(request)
             key = ResponseCache.key(fields)
@@ -267,7 +340,7 @@ class EndpointAdapter(GenerativeAdapter):
             completion += fields["max_tokens"]
             if len(shown) < examples:
                 shown.append({"POST": self.url + API_PATHS[self.model.api], "headers": headers,
-                              "json": self.payload(fields)})  # fmt: skip
+                              "json": shown_payload(self.payload(fields, request.images))})  # fmt: skip
         m = self.model
         return DryRun(self.url, m.model, m.api, len(requests), cached, len(pending), prompt, completion,
                       m.max_requests, m.max_tokens_total, tuple(shown))  # fmt: skip
@@ -282,7 +355,11 @@ class EndpointAdapter(GenerativeAdapter):
         EndpointError
             When the API refuses the key, does not know the URL or model, redirects, is down, or the run's
             wall-clock limit passed.
+        TypeError, ValueError
+            When a request has images this endpoint cannot be sent (:meth:`check_request`); nothing is sent.
         """
+        for request in requests:  # all before the first is sent: a run is not cut midway by a bad one
+            self.check_request(request)
         out: list[Completion | None] = [None] * len(requests)
         # Identical requests (a randomized SMILES that came out canonical) are asked once, answered alike.
         todo: dict[str, tuple[GenerationRequest, dict[str, Any], list[int]]] = {}
@@ -326,7 +403,7 @@ class EndpointAdapter(GenerativeAdapter):
             raise
 
     def _attempts(self, request: GenerationRequest, fields: dict[str, Any], key: str) -> Completion:
-        body = json.dumps(self.payload(fields), ensure_ascii=False).encode("utf-8")
+        body = json.dumps(self.payload(fields, request.images), ensure_ascii=False).encode("utf-8")
         worst = self._worst_case(fields)
         attempt = malformed = 0
         budget_end = time.monotonic() + self.retry_budget_s

@@ -1,5 +1,9 @@
 """What an endpoint run spends and keeps: its budget, its response cache, its dry-run report, its errors.
 
+Also the few facts about images that the budget, the cache key and the dry run share: a fixed token estimate
+per image (:data:`IMAGE_TOKENS`), an image's digest (:func:`image_digests`) and its shortened form for
+display (:func:`shorten_data_uri`).
+
 Used by :mod:`leaderboard.execution.endpoint` (the adapter that calls the API; its docstring gives the
 policies) and :mod:`leaderboard.execution.endpoint_runner`. Nothing here touches the network or holds a key:
 :func:`scrub_secret` is how the key is kept out of every text that leaves those modules.
@@ -15,6 +19,7 @@ import math
 import os
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,14 +27,25 @@ from typing import Any, Protocol
 from evaluators.adapters import Completion
 
 __all__ = [
-    "BYTES_PER_TOKEN", "REDACTED", "Budget", "BudgetExhausted", "DryRun", "EndpointError", "EndpointTimeout",
-    "ResponseCache", "estimate_tokens", "scrub_secret",
+    "BYTES_PER_TOKEN", "IMAGE_TOKENS", "REDACTED", "Budget", "BudgetExhausted", "DryRun", "EndpointError",
+    "EndpointTimeout", "ResponseCache", "estimate_tokens", "image_digests", "scrub_secret",
+    "shorten_data_uri", "shown_payload",
 ]  # fmt: skip
 
 #: Prompt tokens are estimated as bytes / this (pessimistic: SMILES and names tokenise densely).
 BYTES_PER_TOKEN = 3
 #: What replaces the key in any text.
 REDACTED = "[redacted]"
+#: Prompt tokens reserved for one image. An API counts an image by its pixels, not its bytes (the base64
+#: of a 6-15 kB drawing would read as thousands of text tokens), and each model family counts its own
+#: way; for the 300×300 depictions the tracks show, roughly 100-600 (GPT-4o high detail: 85 + 170 per
+#: 512-pixel tile = 255; Claude: pixels / 750 ≈ 120; Gemini: 258; LLaVA-1.5: 576 patches). 1 000 covers
+#: those with room, so the reservation before a request stays a worst case; the budget then settles on
+#: the API's own ``usage``. An API that bills images far higher (GPT-4o mini counts thousands a tile)
+#: can pass ``max_tokens_total`` by at most the shortfall of the requests in flight.
+IMAGE_TOKENS = 1_000
+#: Characters of a data URI a dry run shows before it says how long the rest is.
+SHOWN_URI_CHARS = 40
 
 
 class EndpointError(RuntimeError):
@@ -52,6 +68,41 @@ def scrub_secret(text: str, secret: str | None) -> str:
 def estimate_tokens(text: str) -> int:
     """Return a pessimistic token count of ``text`` (:data:`BYTES_PER_TOKEN` bytes a token)."""
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN) + 1
+
+
+def image_digests(images: Sequence[str]) -> list[str]:
+    """Return ``sha256:<hex>`` of each image's data URI, in order (what a cache key holds of an image).
+
+    A digest, not the URI: keys and cache entries stay small, and two requests that differ only by an
+    image still differ.
+    """
+    return ["sha256:" + hashlib.sha256(uri.encode("utf-8")).hexdigest() for uri in images]
+
+
+def shorten_data_uri(uri: str) -> str:
+    """Return ``uri`` for display: its first :data:`SHOWN_URI_CHARS` characters and its length.
+
+    For what a dry run prints (``data:image/png;base64,iVBORw0KGgoAAAANSU…(9120 bytes)``), never for
+    what is sent; a URI that short is returned whole.
+    """
+    if len(uri) <= SHOWN_URI_CHARS:
+        return uri
+    return f"{uri[:SHOWN_URI_CHARS]}…({len(uri.encode('utf-8'))} bytes)"
+
+
+def shown_payload(body: dict[str, Any]) -> dict[str, Any]:
+    """Return a copy of a request body for a dry run: each image's data URI shortened (never what is sent)."""
+    messages = []
+    for message in body.get("messages", ()):
+        content = message["content"]
+        if isinstance(content, list):
+            content = [
+                {**part, "image_url": {"url": shorten_data_uri(part["image_url"]["url"])}}
+                if part.get("type") == "image_url" else part
+                for part in content
+            ]  # fmt: skip
+        messages.append({**message, "content": content})
+    return {**body, "messages": messages} if "messages" in body else dict(body)
 
 
 class SharedCap(Protocol):

@@ -309,7 +309,7 @@ def dry_run(
     for track_name in sub.selected_tracks():
         cls = TRACKS.get(track_name)
         # An API is asked as a chat model (evaluators.asking.protocol), as the evaluation asks it.
-        track = cls.for_model(options, chat=True) if hasattr(cls, "for_model") else cls(options)
+        track = cls.for_model(options, chat=True, images="image" in sub.model.inputs)
         for name in datasets:
             if not track.accepts(DATASETS.get(name)) or not hasattr(track, "questions"):
                 continue

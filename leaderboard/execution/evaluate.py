@@ -407,7 +407,8 @@ class Evaluator:
             data_root = prepare_dataset(dataset, self.state_dir, mirror=self.settings.data_mirror,
                                         log=self.log)  # fmt: skip
         data_hash = dataset_hash(dataset, data_root)
-        version = benchmark_version(track, self.options, data_hash)
+        # What the model is asked decides the version: a text-only model is never asked image questions.
+        version = benchmark_version(track, self.options, data_hash, images="image" in sub.model.inputs)
         # An API submission has no image, weights or code: the host runs the track and calls the API.
         endpoint = isinstance(sub.model, EndpointModel)
         spec = None

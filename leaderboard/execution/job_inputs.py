@@ -129,7 +129,8 @@ def data_view(
     if not cls.withholds_labels:
         return job, own_set(data_root, job.dataset, work / "data")
     records = load_records(job.dataset, data_root, limit=job.options.limit)
-    rows = cls.container_view(job.dataset, records, job.options, chat=endpoint or job.model.chat_template)
+    rows = cls.container_view(job.dataset, records, job.options, chat=endpoint or job.model.chat_template,
+                              images=job.model.images)  # fmt: skip
     if rows is None:
         return job, own_set(data_root, job.dataset, work / "data")
     sha256 = write_view(rows, cls.view_columns, work / "data", job.dataset)

@@ -309,7 +309,9 @@ def read_result(out_dir: Path, *, job: Job, data_dir: Path | None = None) -> Tra
     for spec in track_cls.tables:
         read_table(out_dir, spec, keep=False)
     try:
-        scored = track_cls(job.options).score(result, out_dir=out_dir, data_dir=data_dir or out_dir)
+        # The questions the model was asked: a text-only model is not scored on image questions.
+        track = track_cls.for_model(job.options, images=job.model.images)
+        scored = track.score(result, out_dir=out_dir, data_dir=data_dir or out_dir)
     except ValueError as exc:  # the run's raw outputs could not be scored (malformed, or unscoreable data)
         reason = " ".join(str(exc).split())[:500]
         raise ResultError(f"host scoring of track {job.track!r}: {reason}") from None

@@ -64,6 +64,8 @@ def _template_patterns() -> list[tuple[str, str, re.Pattern]]:
         if s.task not in _T4_TASKS:
             continue
         for rep in s.representations:
+            if rep not in _HOW:  # a drawing: no text to parse (the manifest declares text input only)
+                continue
             how = _HOW[rep]
             for template in s.templates:
                 parts = s.prompt(template, rep, "\x00").split("\x00")

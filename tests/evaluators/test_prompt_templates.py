@@ -9,6 +9,8 @@ import pytest
 
 from evaluators.asking.protocol import ANSWER_LINE, WHAT
 from evaluators.tracks.prompt_robustness.templates import (
+    IMAGE_SLOT,
+    IMAGES,
     MIN_TEMPLATES,
     TEMPLATES_FILE,
     load_template_sets,
@@ -34,7 +36,10 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
         prompts = [s.prompt(t, rep, "MOLECULE") for t in s.templates]
         for prompt in prompts:
             # The same required input (the molecule, once, named in its notation) and the same output request.
-            assert prompt.count("MOLECULE") == 1 and "{" not in prompt
+            # A drawing is never text: the prompt holds the image marker, the molecule goes as an image part.
+            shown = IMAGE_SLOT if rep in IMAGES else "MOLECULE"
+            assert prompt.count(shown) == 1 and "{" not in prompt
+            assert rep not in IMAGES or "MOLECULE" not in prompt
             question, protocol_line = prompt.rsplit("\n", 1)
             assert question.endswith(" " + s.instruction[rep])
             what = {**WHAT, **T4_WHAT}[s.answer[rep]]

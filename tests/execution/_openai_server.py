@@ -4,7 +4,13 @@
 ``127.0.0.1:<free port>`` (loopback only) with a random GPT-2 built by :func:`tiny_model` (character-level
 tokenizer, ``save_pretrained``; no hub download), generating through the project's own ``transformers``
 adapter. Tests queue faults for the next requests (:meth:`OpenAIServer.fail_next`), add latency, and read
-what arrived: every request's path, headers and body, the most requests in flight at once.
+what arrived: every request's path, headers and body, the image URLs of its chat message, the most requests
+in flight at once.
+
+A chat message's ``content`` is a string or, as OpenAI's API takes images, a list of parts: ``text`` parts
+(joined into the prompt) and ``image_url`` parts (their URLs are recorded, in order, as the request's
+``"images"``; the tiny model reads text only, so its answer depends on the text). A part of another kind is
+refused with a 400, as a strict API would.
 
 Faults: ``"429"`` (with ``Retry-After``), ``"500"``, ``"401"``, ``"hang"`` (no answer until the client gives
 up), ``"truncated"`` (half the body, then the connection closes), ``"malformed"`` (a 200 that is not JSON),
@@ -52,6 +58,26 @@ def tiny_model(path: Path) -> Path:
                      bos_token_id=2, eos_token_id=3, pad_token_id=0, initializer_range=0.2)  # fmt: skip
     GPT2LMHeadModel(cfg).save_pretrained(path)
     return path
+
+
+def message_content(content: Any) -> tuple[str, list[str]]:
+    """Return the prompt and the image URLs of a chat message's ``content`` (a string or a list of parts).
+
+    Raises ``ValueError`` for a part that is neither ``text`` nor ``image_url`` (or is malformed).
+    """
+    if isinstance(content, str):
+        return content, []
+    texts: list[str] = []
+    images: list[str] = []
+    for part in content if isinstance(content, list) else [content]:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind == "text" and isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif kind == "image_url" and isinstance(part.get("image_url"), dict):
+            images.append(str(part["image_url"].get("url", "")))
+        else:
+            raise ValueError(f"unsupported content part: {str(part)[:80]}")
+    return "\n".join(texts), images
 
 
 class OpenAIServer:
@@ -150,10 +176,15 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - the base's naming
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+            try:
+                images = message_content(body["messages"][-1]["content"])[1] if "messages" in body else []
+            except ValueError:
+                images = []  # refused with a 400 by _answer
             with server._lock:
                 fault = server._faults.popleft() if server._faults else ""
                 server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body,
-                                        "time": time.monotonic(), "fault": fault})  # fmt: skip
+                                        "images": images, "time": time.monotonic(),
+                                        "fault": fault})  # fmt: skip
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
             try:
@@ -185,7 +216,11 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
             if body.get("model") != SERVED_MODEL:
                 self._send(404, {"error": {"message": f"model {body.get('model')!r} not found"}})
                 return
-            prompt = body["messages"][-1]["content"] if chat else body["prompt"]
+            try:
+                prompt = message_content(body["messages"][-1]["content"])[0] if chat else body["prompt"]
+            except ValueError as exc:
+                self._send(400, {"error": {"message": str(exc)}})
+                return
             text, reason, n_prompt, n_completion = server.generate(prompt, body)
             if fault == "echo_auth":
                 text = "I saw " + self.headers.get("Authorization", "")

@@ -90,7 +90,9 @@ def prompt_robustness_case(records) -> tuple[AskingTrack, list[Question], Case]:
     """T4 on ``records``: the track's questions and its own truths (``TRUTHS``)."""
     from evaluators.tracks.prompt_robustness import PromptRobustnessTrack
 
-    track = PromptRobustnessTrack(TrackOptions())
+    # As a model that takes images is asked: every task, the drawings included (a text-only model's
+    # questions are a subset of these, with the same criteria).
+    track = PromptRobustnessTrack.for_model(TrackOptions(), images=True)
     questions = track.questions(records)
     truths = track.truths(questions, records)  # relational truths depend on the other records
     return track, questions, Case(truths, _pools(questions, truths), _names(records))

@@ -246,11 +246,18 @@ class DownstreamTrack(Track):
 
     @classmethod
     def container_view(
-        cls, dataset: str, records: list[dict[str, str]], options: TrackOptions, *, chat: bool = False
+        cls,
+        dataset: str,
+        records: list[dict[str, str]],
+        options: TrackOptions,
+        *,
+        chat: bool = False,
+        images: bool = False,
     ) -> list[dict[str, str]] | None:
         """Return ``id, split, smiles`` per record: one notation, opaque ids, a seeded order, no shortcut.
 
-        ``chat`` is a generative track's concern (:meth:`evaluators.tracks.Track.container_view`): ignored.
+        ``chat`` and ``images`` are a generative track's concern
+        (:meth:`evaluators.tracks.Track.container_view`): ignored.
 
         Raises
         ------
@@ -261,7 +268,7 @@ class DownstreamTrack(Track):
         """
         from evaluators.datasets.leaks import check_no_shortcut
 
-        del chat
+        del chat, images
         rows = cls.view_rows(dataset, records, options)
         if dataset in DOWNSTREAM_TASKS:
             field, kind = DOWNSTREAM_TASKS[dataset]

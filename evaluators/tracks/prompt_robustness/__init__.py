@@ -32,7 +32,6 @@ question: every molecule passes) are declared :attr:`~evaluators.schema.Criterio
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import replace
@@ -57,6 +56,17 @@ from evaluators.metrics import GRADING_SPECS, register_metric
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import Criterion, Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS
+from evaluators.tracks.prompt_robustness.asked import (
+    ITEMS_PER_DATASET,
+    SETS,
+    applicable,
+    asked_sets,
+    balance_field,
+    composed,
+    sample,
+    written,  # noqa: F401 - re-exported
+    written_all,
+)
 from evaluators.tracks.prompt_robustness.relational import COMPOSERS, Posed
 from evaluators.tracks.prompt_robustness.scores import (
     PRIMARY,
@@ -65,24 +75,18 @@ from evaluators.tracks.prompt_robustness.scores import (
     over_templates,
     template_metrics,
 )
-from evaluators.tracks.prompt_robustness.templates import TemplateSet, load_template_sets
+from evaluators.tracks.prompt_robustness.templates import IMAGES, TemplateSet
 from evaluators.tracks.prompt_robustness.truths import TRUTHS, formula_of
 
 TRACK = "prompt_robustness"
 ANSWERS = "template_answers.csv.gz"
-#: Records asked per data set: a fixed sample (every question is asked |templates| × |representations|
-#: times, so the sample, not the data set, sets the cost).
-ITEMS_PER_DATASET = 200
 TEMPERATURE = 0.0
 #: Generation budget of a direct model per answer kind (room for "Answer: " and a short sentence; a chat
 #: model gets the answer protocol's larger budget, evaluators.asking.protocol).
 MAX_NEW_TOKENS = {"smiles": 128, "name": 128, "formula": 32, "label": 32, "number": 32, "count": 32}
 #: Characters of a completion kept in the per-item table.
 SHOWN_CHARS = 120
-SETS: tuple[TemplateSet, ...] = load_template_sets()
-REPRESENTATIONS = ("smiles", "iupac", "selfies", "inchi", "formula")
-#: Representations written by the notation registry (:func:`written`).
-_REGISTERED = ("selfies", "inchi")
+REPRESENTATIONS = ("smiles", "iupac", "selfies", "inchi", "formula", "image")
 
 #: Primary score → (higher is better, low, high): what the statistics over templates are of.
 _DIRECTION = {"accuracy": (True, 0.0, 1.0), "balanced_accuracy": (True, 0.0, 1.0),
@@ -121,105 +125,10 @@ for _spec in (
     register_metric(_spec)
 
 
-# --------------------------------------------------------------------------------------------------------
-# What is asked: the molecule written per representation, the fixed sample, the truths
+def _digest(data_uri: str) -> str:
+    from evaluators.notations.representations.image import png_sha256
 
-
-def _mol(smiles: str):
-    from rdkit import Chem
-
-    return Chem.MolFromSmiles(smiles)
-
-
-def written(template_set: TemplateSet, representation: str, record: dict[str, str]) -> str:
-    """Write the molecule (or the reactants) of ``record`` in ``representation``.
-
-    SMILES: RDKit canonical per ``.``-separated component; IUPAC: the record's name(s) as given; formula:
-    the molecular formula of each component, joined by `` + ``. A component RDKit cannot read stays as
-    written (the model sees what the data set holds). SELFIES and InChI: the notation registry's writing
-    (:mod:`evaluators.notations.representations`), only where it reads back as the same molecule
-    (stereo and tautomer included), so the truth computed from the SMILES is the truth of what is shown.
-
-    Raises
-    ------
-    NotWritable
-        The molecule cannot be written in that notation (the question is not asked).
-    """
-    text = str(record[template_set.inputs[representation]])
-    if representation == "iupac":
-        return text
-    if representation in _REGISTERED:
-        from evaluators.notations.representations import NotWritable, get_representation
-
-        notation = get_representation(representation)
-        out = notation.write(text)
-        if notation.read(out) != canonical_smiles(text):
-            raise NotWritable(f"the {notation.label} of {text[:80]!r} reads back as another molecule")
-        return out
-    if representation == "formula":
-        from rdkit.Chem import rdMolDescriptors
-
-        parts = [(_mol(p), p) for p in text.split(".")]
-        return " + ".join(rdMolDescriptors.CalcMolFormula(m) if m is not None else p for m, p in parts)
-    return ".".join(canonical_smiles(p) or p for p in text.split("."))
-
-
-def _written_all(template_set: TemplateSet, representation: str, chosen: Sequence[dict[str, str]]
-                 ) -> dict[str, str]:  # fmt: skip
-    """:func:`written` for every record that can be written so (the others are not asked in it)."""
-    from evaluators.notations.representations import NotWritable
-
-    out = {}
-    for r in chosen:
-        try:
-            out[r["id"]] = written(template_set, representation, r)
-        except NotWritable:
-            continue
-    return out
-
-
-def sample(
-    records: Sequence[dict[str, str]], seed: int, n: int = ITEMS_PER_DATASET, by: str | None = None
-) -> list[dict[str, str]]:
-    """Return the fixed sample asked: the first ``n`` records in ``sha256(seed|id)`` order.
-
-    They keep their file order. The choice does not depend on the file's order, and a record added later
-    displaces at most one (every id keeps its place in the hash order). With ``by`` (a binary label field,
-    as in ClinTox where 7 % are toxic), the first ``n // 2`` of each class: balanced accuracy on 15
-    positives would be noise.
-    """
-    def key(record: dict[str, str]) -> str:
-        return hashlib.sha256(f"{seed}|{record['id']}".encode()).hexdigest()
-
-    ordered = sorted(records, key=key)
-    if by is None:
-        chosen = {r["id"] for r in ordered[:n]}
-    else:
-        classes: dict[str, list[str]] = {}
-        for r in ordered:
-            classes.setdefault(str(r[by]), []).append(r["id"])
-        chosen = {i for ids in classes.values() for i in ids[: n // max(1, len(classes))]}
-    return [r for r in records if r["id"] in chosen]
-
-
-def balance_field(records: Sequence[dict[str, str]]) -> str | None:
-    """Return the binary label field a classification set's sample is balanced on (:func:`sample`), if any."""
-    return next((s.balance for s in applicable(records) if s.balance), None)
-
-
-def applicable(records: Sequence[dict[str, str]]) -> list[TemplateSet]:
-    """Tasks every record can pose (all the fields the task reads present and non-empty)."""
-    if not records:
-        return []
-    return [s for s in SETS if all(all(str(r.get(f) or "").strip() for f in s.fields) for r in records)]
-
-
-def composed(
-    template_set: TemplateSet, records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
-) -> dict[str, Posed] | None:
-    """Return a relational task's items on the sample (:mod:`.relational`); ``None`` for other tasks."""
-    compose = COMPOSERS.get(template_set.task)
-    return None if compose is None else compose(records, chosen, seed)
+    return png_sha256(data_uri)
 
 
 def _echoes(template_set: TemplateSet, record: dict[str, str], kind: str) -> set[str]:
@@ -258,7 +167,8 @@ class PromptRobustnessTrack(AskingTrack):
                   labels=tuple((s.task, s.label) for s in SETS)),
         Dimension("representation", "How the molecule was written.", values=REPRESENTATIONS,
                   labels=(("smiles", "SMILES"), ("iupac", "IUPAC name"), ("selfies", "SELFIES"),
-                          ("inchi", "InChI"), ("formula", "molecular formula"))),
+                          ("inchi", "InChI"), ("formula", "molecular formula"),
+                          ("image", "image (RDKit drawing)"))),
         Dimension("template", "The wording's id (`-`: statistics over all templates).",
                   values=tuple(dict.fromkeys(t.id for s in SETS for t in s.templates))),
     )  # fmt: skip
@@ -315,7 +225,7 @@ class PromptRobustnessTrack(AskingTrack):
 
     def definition(self) -> dict[str, Any]:  # noqa: D102
         return {
-            "tasks": [s.definition() for s in SETS],
+            "tasks": [s.definition() for s in asked_sets(self.images)],
             "items_per_dataset": ITEMS_PER_DATASET,
             "sample": "first records in sha256(seed|id) order",
             "max_new_tokens": dict(MAX_NEW_TOKENS),
@@ -331,16 +241,17 @@ class PromptRobustnessTrack(AskingTrack):
         seed = self.options.seed
         chosen = sample(records, seed, by=balance_field(records))
         out = []
-        for s in applicable(chosen):
+        for s in applicable(chosen, asked_sets(self.images)):
             posed = composed(s, records, chosen, seed)
             for representation in s.representations:
                 kind = s.answer[representation]
                 if posed is None:
-                    texts = _written_all(s, representation, chosen)
+                    texts = written_all(s, representation, chosen)
                 else:  # relational: only the items the composer could pose, in their own texts
                     texts = {i: p.texts[representation] for i, p in posed.items()
                              if representation in p.texts}  # fmt: skip
                 budget, stop = self.decoding(MAX_NEW_TOKENS[kind])
+                image = representation in IMAGES
                 for template in s.templates:
                     for record in chosen:
                         item = str(record["id"])
@@ -353,8 +264,11 @@ class PromptRobustnessTrack(AskingTrack):
                             temperature=TEMPERATURE,
                             seed=seed,
                             stop=stop,
+                            images=(texts[item],) if image else (),
                         )
-                        out.append(Question(request, s, representation, item, texts[item], kind, template.id))
+                        # An image is shown by its content hash in the per-item tables, not as its bytes.
+                        shown = f"sha256:{_digest(texts[item])}" if image else texts[item]
+                        out.append(Question(request, s, representation, item, shown, kind, template.id))
         return out
 
     def _posed(self, questions: Sequence[Question], records: Sequence[dict[str, str]]

@@ -26,14 +26,22 @@ from typing import Any
 
 from evaluators.answers import ANSWER_KINDS
 
-__all__ = ["MIN_TEMPLATES", "NOTATION", "TEMPLATES_FILE", "Template", "TemplateSet", "load_template_sets"]
+__all__ = [
+    "IMAGES", "IMAGE_SLOT", "MIN_TEMPLATES", "NOTATION", "TEMPLATES_FILE", "Template", "TemplateSet",
+    "load_template_sets",
+]  # fmt: skip
 
 TEMPLATES_FILE = Path(__file__).with_name("prompt_templates.json")
 #: Fewest templates a task may have (the issue's minimum).
 MIN_TEMPLATES = 6
 #: How each representation is named in a prompt (a task may name them otherwise, e.g. in the plural).
 NOTATION = {"smiles": "SMILES", "iupac": "IUPAC name", "selfies": "SELFIES", "inchi": "InChI",
-            "formula": "molecular formula"}
+            "formula": "molecular formula", "image": "structure drawing"}
+#: Representations shown as an image part, not as text: the prompt's ``{molecule}`` slot says
+#: :data:`IMAGE_SLOT` and the drawing travels in :attr:`evaluators.adapters.GenerationRequest.images`.
+IMAGES = frozenset({"image"})
+#: What ``{molecule}`` becomes for an image representation: a marker where the drawing belongs.
+IMAGE_SLOT = "[image]"
 #: What the answer protocol's last line calls an answer of a kind T3 never asks (the protocol's own words,
 #: :data:`evaluators.asking.protocol.WHAT`, are part of every track's definition and stay as they are).
 WHAT = {"count": "a whole number"}
@@ -110,9 +118,34 @@ class TemplateSet:
         from evaluators.asking.protocol import with_protocol
 
         notation = self.notation[representation]
+        if representation in IMAGES:
+            molecule = IMAGE_SLOT  # the drawing is an image part of the request, never text
         text = template.text.replace("{notation}", notation).replace("{molecule}", molecule)
         kind = self.answer[representation]
         return with_protocol(f"{text} {self.instruction[representation]}", kind, what=WHAT.get(kind, ""))
+
+    def without_images(self) -> TemplateSet | None:
+        """Return the task as a text-only model is asked it: its image representations left out.
+
+        ``None`` when the task is asked only in images. Its :meth:`definition` is then exactly that of the
+        same task written without images, so a text-only model's benchmark version does not move when a
+        task gains an image setting (nothing it is asked changed).
+        """
+        kept = tuple(r for r in self.representations if r not in IMAGES)
+        if not kept:
+            return None
+        if kept == self.representations:
+            return self
+
+        def only(mapping: dict[str, str]) -> dict[str, str]:
+            return {r: v for r, v in mapping.items() if r in kept}
+
+        return TemplateSet(
+            task=self.task, label=self.label, answer=only(self.answer), representations=kept,
+            inputs=only(self.inputs), needs=self.needs, keywords=self.keywords,
+            instruction=only(self.instruction), templates=self.templates, notation=only(self.notation),
+            balance=self.balance,
+        )  # fmt: skip
 
     def definition(self) -> dict[str, Any]:
         """Everything about the task that determines results (part of the benchmark version)."""

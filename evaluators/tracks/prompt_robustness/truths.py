@@ -12,7 +12,7 @@ compute it (the item is then left out and counted, never held against a model).
 - measured values and labels as the data set records them: hydration free energy, log solubility,
   clinical-trial toxicity (ClinTox ``CT_TOX``) and blood–brain barrier penetration (BBBP ``p_np``), the
   latter two only where RDKit reads the molecule (what the model is shown is RDKit's canonical SMILES);
-- structures (name ↔ SMILES, reaction products): RDKit canonical SMILES.
+- structures (name ↔ SMILES, drawing → SMILES or name, reaction products): RDKit canonical SMILES.
 """
 
 from __future__ import annotations
@@ -82,6 +82,8 @@ TRUTHS: dict[str, Callable[[dict[str, str], str], Any]] = {
     "bbb_penetration": lambda r, kind: _measured_label(r, "p_np"),
     "iupac_to_smiles": lambda r, kind: canonical_smiles(r["smiles"]),
     "smiles_to_iupac": lambda r, kind: canonical_smiles(r["smiles"]),
+    "image_to_smiles": lambda r, kind: canonical_smiles(r["smiles"]),
+    "image_to_iupac": lambda r, kind: canonical_smiles(r["smiles"]),
     "forward_reaction": lambda r, kind: (
         formula_of(r["product_smiles"]) if kind == "formula" else canonical_smiles(r["product_smiles"])
     ),

@@ -1,0 +1,157 @@
+"""T4's image questions (issue 33 item 3): asked only of models that take images, the drawing never as text.
+
+A text-only model is asked exactly what it was asked before the image settings existed (same questions,
+same benchmark version: its results stay valid and its image cells are *not applicable*, never zero); a
+model that takes images gets each image question with one PNG data URI and a prompt that names no writing
+of the molecule; the view file stores each drawing once, hashed, and a tampered drawing stops the job.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+import pytest
+from rdkit import Chem
+from rdkit.Chem import rdMolDescriptors
+
+import evaluators.datasets as datasets
+from evaluators.datasets.views import IMAGES_DIR, VIEW_FILE, ViewError, read_view, write_view
+from evaluators.notations.representations.image import PREFIX
+from evaluators.schema import TrackOptions, TrackResult
+from evaluators.tracks import benchmark_version
+from evaluators.tracks.prompt_robustness import COMPLETIONS, PromptRobustnessTrack
+from evaluators.tracks.prompt_robustness.templates import IMAGE_SLOT
+
+RECORDS = [
+    {"id": "1", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},
+    {"id": "2", "smiles": "c1ccccc1O", "iupac": "phenol", "value": "-6.6"},
+    {"id": "3", "smiles": "C1CCC2CCCCC2C1", "iupac": "decalin", "value": "0.8"},
+    {"id": "4", "smiles": "C[C@H](N)C(=O)O", "iupac": "(2S)-2-aminopropanoic acid", "value": "-10.0"},
+]
+#: sha256 of T4's definition as a text-only model is asked it — the value before image questions existed
+#: (main at 0330105). A text-only model's results stay valid only while this holds.
+TEXT_ONLY_DEFINITION = "4dc83dc46ca7d4828b9807b2b386f4e1da015d990496f4bf43ce8061f9afd251"
+IMAGE_CELLS = {("formula", "image"), ("ring_count", "image"), ("aromatic_ring_count", "image"),
+               ("image_to_smiles", "image"), ("image_to_iupac", "image")}  # fmt: skip
+
+
+def _track(images: bool) -> PromptRobustnessTrack:
+    return PromptRobustnessTrack.for_model(TrackOptions(), images=images)
+
+
+def _digest(definition: dict) -> str:
+    return hashlib.sha256(json.dumps(definition, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def test_a_text_only_model_is_asked_what_it_was_asked_before_and_keeps_its_version() -> None:
+    text, both = _track(False), _track(True)
+    assert _digest(text.definition()) == TEXT_ONLY_DEFINITION
+    assert _digest(PromptRobustnessTrack(TrackOptions()).definition()) == TEXT_ONLY_DEFINITION
+    assert _digest(both.definition()) != TEXT_ONLY_DEFINITION
+    data = "0" * 64
+    assert benchmark_version("prompt_robustness", TrackOptions(), data) != benchmark_version(
+        "prompt_robustness", TrackOptions(), data, images=True
+    )
+    # Another track without image questions: one version whatever the model reads.
+    assert benchmark_version("consistency", TrackOptions(), data) == benchmark_version(
+        "consistency", TrackOptions(), data, images=True
+    )
+    asked = {q.request.id: q for q in text.questions(RECORDS)}
+    shown = {q.request.id: q for q in both.questions(RECORDS)}
+    assert not [q for q in asked.values() if q.request.images or q.representation == "image"]
+    # The text questions are the same requests (ids, prompts, budgets) in both runs.
+    assert {i: q.request for i, q in shown.items() if not q.request.images} == {
+        i: q.request for i, q in asked.items()
+    }
+    assert {(q.task.task, q.representation) for q in shown.values() if q.request.images} == IMAGE_CELLS
+
+
+def test_an_image_question_shows_the_drawing_and_no_writing_of_the_molecule() -> None:
+    by_record = {r["id"]: r for r in RECORDS}
+    drawings: dict[str, set[str]] = {}
+    for q in _track(True).questions(RECORDS):
+        if q.representation != "image":
+            assert not q.request.images
+            continue
+        (uri,) = q.request.images
+        assert uri.startswith(PREFIX) and IMAGE_SLOT in q.request.prompt
+        assert q.shown == "sha256:" + hashlib.sha256(base64.b64decode(uri[len(PREFIX):])).hexdigest()
+        mol = Chem.MolFromSmiles(by_record[q.item]["smiles"])
+        writings = {by_record[q.item]["smiles"], Chem.MolToSmiles(mol), by_record[q.item]["iupac"],
+                    Chem.MolToInchi(mol), rdMolDescriptors.CalcMolFormula(mol)}  # fmt: skip
+        assert not [w for w in writings if w in q.request.prompt], q.request.prompt
+        drawings.setdefault(q.item, set()).add(uri)
+    # One drawing per molecule, whatever the task or the template; another molecule, another drawing.
+    assert all(len(uris) == 1 for uris in drawings.values())
+    assert len({next(iter(uris)) for uris in drawings.values()}) == len(RECORDS)
+
+
+def test_the_view_stores_each_drawing_once_hashed_and_refuses_a_tampered_one(tmp_path) -> None:
+    track = _track(True)
+    rows = PromptRobustnessTrack.container_view("toy", RECORDS, TrackOptions(), images=True)
+    sha = write_view(rows, track.view_columns, tmp_path, "toy")
+    files = sorted((tmp_path / "toy" / IMAGES_DIR).iterdir())
+    assert len(files) == len(RECORDS)
+    blob = (tmp_path / "toy" / VIEW_FILE).read_bytes()
+    assert b"base64" not in blob and len(blob) < 2 * sum(len(r["prompt"]) + 200 for r in rows)
+    assert read_view(tmp_path, "toy", sha, track.view_columns) == rows  # the data URIs come back
+    text_rows = PromptRobustnessTrack.container_view("toy", RECORDS, TrackOptions())
+    assert all(json.loads(r["images"]) == [] for r in text_rows)
+    files[0].write_bytes(files[0].read_bytes() + b"\0")
+    with pytest.raises(ViewError, match="does not hash to its name"):
+        read_view(tmp_path, "toy", sha, track.view_columns)
+    files[0].unlink()
+    with pytest.raises(ViewError, match="not found"):
+        read_view(tmp_path, "toy", sha, track.view_columns)
+    files[0].symlink_to(files[1])
+    with pytest.raises(ViewError, match="not found"):
+        read_view(tmp_path, "toy", sha, track.view_columns)
+
+
+def _right(q, by_record) -> str:
+    mol = Chem.MolFromSmiles(by_record[q.item]["smiles"])
+    task = q.task.task
+    if task == "formula":
+        return rdMolDescriptors.CalcMolFormula(mol)
+    if task in ("ring_count", "aromatic_ring_count"):
+        return str(rdMolDescriptors.CalcNumAromaticRings(mol) if task.startswith("aromatic")
+                   else rdMolDescriptors.CalcNumRings(mol))  # fmt: skip
+    if task == "image_to_iupac":
+        return by_record[q.item]["iupac"]
+    return Chem.MolToSmiles(mol)
+
+
+@pytest.mark.parametrize("images", [False, True], ids=["text-only", "takes-images"])
+def test_image_cells_are_scored_for_a_model_that_sees_images_and_absent_for_one_that_does_not(
+    tmp_path, monkeypatch, images
+) -> None:
+    # Only the image cells are asked here (the text cells are covered by test_prompt_robustness_track.py).
+    import evaluators.tracks.prompt_robustness.asked as asked
+
+    monkeypatch.setattr(asked, "SETS", tuple(s for s in asked.SETS if "image" in s.representations))
+    monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: [*map(dict, RECORDS)])
+    track = _track(images)
+    by_record = {r["id"]: r for r in RECORDS}
+    out = tmp_path / "out"
+    out.mkdir()
+    questions = track.questions(RECORDS)
+    with (out / COMPLETIONS).open("w", encoding="utf-8") as handle:
+        for q in questions:
+            answer = f"Answer: {_right(q, by_record)}"
+            line = {"id": q.request.id, "completion": answer, "finish_reason": "stop"}
+            handle.write(json.dumps(line) + "\n")
+    result = TrackResult("m", "prompt_robustness", 6, "toy", "0" * 8, "0" * 8, 0, rows=(), counts={})
+    scored = track.score(result, out_dir=out, data_dir=tmp_path)
+    cells = {(dict(r.dims)["task"], dict(r.dims)["representation"]) for r in scored.rows}
+    image_cells = {c for c in cells if c[1] == "image"}
+    assert scored.counts["n_missing_completions"] == 0
+    if not images:
+        assert image_cells == set()  # not applicable: no row at all, so never ranked below anyone
+        return
+    assert image_cells == IMAGE_CELLS
+    for r in scored.rows:
+        dims = dict(r.dims)
+        if dims["template"] == "-" and r.metric in ("accuracy_mean", "balanced_accuracy_mean"):
+            assert r.value == pytest.approx(1.0), (dims, r.metric)
