@@ -50,6 +50,7 @@ _QUESTIONS = (
 _T4_TASKS = {"formula": "formula", "lipinski": "lipinski", "molecular_weight": "molecular_weight",
              "iupac_to_smiles": "translation", "smiles_to_iupac": "translation", "ring_count": "ring_count",
              "aromatic_ring_count": "aromatic_ring_count", "equivalence": "equivalence",
+             "name_equivalence": "equivalence",
              "similarity": "similarity"}  # fmt: skip
 #: How a T4 representation is read back (names go to OPSIN in one batch; the others through the registry).
 _HOW = {"iupac": "named", "smiles": "with the SMILES", "selfies": "selfies", "inchi": "inchi"}
@@ -226,8 +227,12 @@ def _trio(text: str) -> tuple[str, ...]:
 def _relational(task: str, how: str, text: str, by_name: dict[str, Chem.Mol | None]) -> str:
     """Answer the equivalence (canonical SMILES equal) or similarity (Morgan r=2 Tanimoto) question."""
     if task == "equivalence":
-        match = _EQUIVALENCE.match(text)
-        mols = [Chem.MolFromSmiles(match[k]) for k in "ab"] if match else []
+        if how == "named":  # the record's name, then a SMILES
+            name, _, smiles = text.rpartition(" and ")
+            mols = [by_name.get(name), Chem.MolFromSmiles(smiles)] if name else []
+        else:
+            match = _EQUIVALENCE.match(text)
+            mols = [Chem.MolFromSmiles(match[k]) for k in "ab"] if match else []
         if len(mols) != 2 or None in mols:
             return ""
         return "yes" if Chem.MolToSmiles(mols[0]) == Chem.MolToSmiles(mols[1]) else "no"
@@ -247,7 +252,10 @@ class ToolAnswerer(GenerativeAdapter):
         parsed = [_parse(request.prompt) for request in requests]
         blinded = [_parse_t5(request.prompt) for request in requests]
         # One OPSIN call for the distinct names (T4 asks about each name in six wordings).
-        names = [text for task, how, text in parsed if task and how == "named" and task != "similarity"]
+        names = [text for task, how, text in parsed
+                 if task and how == "named" and task not in ("similarity", "equivalence")]  # fmt: skip
+        names += [text.rpartition(" and ")[0] for task, how, text in parsed
+                  if task == "equivalence" and how == "named"]  # fmt: skip
         names += [n for task, how, text in parsed if task == "similarity" and how == "named"
                   for n in _trio(text)]  # fmt: skip
         names += [b[2] for b in blinded if b is not None and b[1] == "IUPAC name"]

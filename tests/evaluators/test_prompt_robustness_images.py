@@ -14,7 +14,7 @@ import json
 
 import pytest
 from rdkit import Chem
-from rdkit.Chem import rdMolDescriptors
+from rdkit.Chem import Descriptors, rdMolDescriptors
 
 import evaluators.datasets as datasets
 from evaluators.datasets.views import IMAGES_DIR, VIEW_FILE, ViewError, read_view, write_view
@@ -22,7 +22,7 @@ from evaluators.notations.representations.image import PREFIX
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks import benchmark_version
 from evaluators.tracks.prompt_robustness import COMPLETIONS, PromptRobustnessTrack
-from evaluators.tracks.prompt_robustness.templates import IMAGE_SLOT
+from evaluators.tracks.prompt_robustness.templates import IMAGE_SLOT, TEMPLATES_FILE, load_template_sets
 
 RECORDS = [
     {"id": "1", "smiles": "CCO", "iupac": "ethanol", "value": "-5.0"},
@@ -30,11 +30,9 @@ RECORDS = [
     {"id": "3", "smiles": "C1CCC2CCCCC2C1", "iupac": "decalin", "value": "0.8"},
     {"id": "4", "smiles": "C[C@H](N)C(=O)O", "iupac": "(2S)-2-aminopropanoic acid", "value": "-10.0"},
 ]
-#: sha256 of T4's definition as a text-only model is asked it — the value before image questions existed
-#: (main at 0330105). A text-only model's results stay valid only while this holds.
-TEXT_ONLY_DEFINITION = "4dc83dc46ca7d4828b9807b2b386f4e1da015d990496f4bf43ce8061f9afd251"
-IMAGE_CELLS = {("formula", "image"), ("ring_count", "image"), ("aromatic_ring_count", "image"),
-               ("image_to_smiles", "image"), ("image_to_iupac", "image")}  # fmt: skip
+IMAGE_CELLS = {("formula", "image"), ("molecular_weight", "image"), ("lipinski", "image"),
+               ("ring_count", "image"), ("aromatic_ring_count", "image"), ("image_to_smiles", "image"),
+               ("image_to_iupac", "image")}  # fmt: skip
 
 
 def _track(images: bool) -> PromptRobustnessTrack:
@@ -45,11 +43,26 @@ def _digest(definition: dict) -> str:
     return hashlib.sha256(json.dumps(definition, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def test_a_text_only_model_is_asked_what_it_was_asked_before_and_keeps_its_version() -> None:
+def test_a_text_only_model_is_asked_what_it_was_asked_before_and_keeps_its_version(tmp_path) -> None:
+    # The template file with every image setting deleted (image-only tasks, and "image" from every other
+    # task): what T4 was before drawings. A text-only model's definition — hence its benchmark version —
+    # is exactly that one's, so adding an image setting never invalidates a text-only model's results.
+    doc = json.loads(TEMPLATES_FILE.read_text(encoding="utf-8"))
+    tasks = []
+    for entry in doc["tasks"]:
+        reps = [r for r in entry["representations"] if r != "image"]
+        if reps:
+            for key in ("inputs", "answer", "instruction", "notation"):
+                if isinstance(entry.get(key), dict):
+                    entry[key] = {r: v for r, v in entry[key].items() if r != "image"}
+            tasks.append({**entry, "representations": reps})
+    assert len(tasks) < len(doc["tasks"])
+    (tmp_path / "text.json").write_text(json.dumps({**doc, "tasks": tasks}), encoding="utf-8")
+    before = [s.definition() for s in load_template_sets(tmp_path / "text.json")]
     text, both = _track(False), _track(True)
-    assert _digest(text.definition()) == TEXT_ONLY_DEFINITION
-    assert _digest(PromptRobustnessTrack(TrackOptions()).definition()) == TEXT_ONLY_DEFINITION
-    assert _digest(both.definition()) != TEXT_ONLY_DEFINITION
+    assert text.definition()["tasks"] == before
+    assert _digest(text.definition()) == _digest(PromptRobustnessTrack(TrackOptions()).definition())
+    assert _digest(both.definition()) != _digest(text.definition())
     data = "0" * 64
     assert benchmark_version("prompt_robustness", TrackOptions(), data) != benchmark_version(
         "prompt_robustness", TrackOptions(), data, images=True
@@ -118,6 +131,10 @@ def _right(q, by_record) -> str:
     if task in ("ring_count", "aromatic_ring_count"):
         return str(rdMolDescriptors.CalcNumAromaticRings(mol) if task.startswith("aromatic")
                    else rdMolDescriptors.CalcNumRings(mol))  # fmt: skip
+    if task == "molecular_weight":
+        return f"{Descriptors.MolWt(mol):.2f}"
+    if task == "lipinski":
+        return "yes"  # four small molecules: no violation
     if task == "image_to_iupac":
         return by_record[q.item]["iupac"]
     return Chem.MolToSmiles(mol)
@@ -155,3 +172,30 @@ def test_image_cells_are_scored_for_a_model_that_sees_images_and_absent_for_one_
         dims = dict(r.dims)
         if dims["template"] == "-" and r.metric in ("accuracy_mean", "balanced_accuracy_mean"):
             assert r.value == pytest.approx(1.0), (dims, r.metric)
+        if dims["template"] == "-" and r.metric == "mae_charged_mean":
+            assert r.value < 0.01, (dims, r.metric)
+
+
+#: The (task, representation) cells of T4 version 6 and the sha256 of their questions on FreeSolv and
+#: smiles-iupac-pairs (sorted readable key, prompt, budget), measured at main 0330105 before version 7.
+V6_CELLS = {
+    ("aromatic_ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
+    ("ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
+    ("formula", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
+    (task, r) for task in ("hydration_free_energy", "lipinski", "molecular_weight", "similarity")
+    for r in ("smiles", "iupac")} | {
+    ("equivalence", "smiles"), ("iupac_to_smiles", "iupac"), ("smiles_to_iupac", "smiles")}  # fmt: skip
+V6_QUESTIONS = (50874, "9ea25f6959cc0e9626b0137f1142446a6d54642b1344edd808d0d6b560e3e04e")
+
+
+def test_version_7_asks_every_question_of_version_6_word_for_word(benchmark_data) -> None:
+    # Version 7 only adds cells (SELFIES/InChI for weight and Lipinski, name_equivalence, drawings): a
+    # text model's version-6 results are what version 7 would ask it there, prompt for prompt.
+    from evaluators.datasets import load_records
+
+    out = []
+    for name in ("freesolv", "smiles-iupac-pairs"):
+        questions = _track(False).keyed_questions(load_records(name, benchmark_data(name)))
+        out += sorted((q.request.id, q.request.prompt, q.request.max_new_tokens)
+                      for q in questions if (q.task.task, q.representation) in V6_CELLS)  # fmt: skip
+    assert (len(out), hashlib.sha256(json.dumps(out).encode()).hexdigest()) == V6_QUESTIONS

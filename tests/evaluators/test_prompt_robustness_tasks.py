@@ -209,7 +209,7 @@ def _written(value) -> str:
     return ("yes" if value else "no") if isinstance(value, bool) else str(value)
 
 
-NEW_TASKS = ("ring_count", "aromatic_ring_count", "equivalence", "similarity")
+NEW_TASKS = ("ring_count", "aromatic_ring_count", "equivalence", "name_equivalence", "similarity")
 
 
 def test_an_oracle_is_perfect_and_constants_are_not_on_the_new_tasks(tmp_path, monkeypatch, freesolv) -> None:
@@ -219,7 +219,8 @@ def test_an_oracle_is_perfect_and_constants_are_not_on_the_new_tasks(tmp_path, m
     cells = {(task, rep) for task, rep, template, _ in oracle if task in NEW_TASKS and template == "-"}
     assert cells == {("ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
         ("aromatic_ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
-        ("equivalence", "smiles"), ("similarity", "smiles"), ("similarity", "iupac")}
+        ("equivalence", "smiles"), ("name_equivalence", "iupac"), ("similarity", "smiles"),
+        ("similarity", "iupac")}
     questions = TRACK.questions(records)
     truths = TRACK.truths(questions, records)
     for task, rep in cells:

@@ -54,8 +54,9 @@ TEMPLATES = ("t1", "t2", "t3", "t4", "t5", "t6")
 #: (task, representation) pairs each data set poses.
 MOLECULE_CELLS = {
     ("formula", "smiles"), ("formula", "iupac"), ("formula", "selfies"), ("formula", "inchi"),
-    ("molecular_weight", "smiles"),
-    ("molecular_weight", "iupac"), ("lipinski", "smiles"), ("lipinski", "iupac"),
+    ("molecular_weight", "smiles"), ("molecular_weight", "iupac"), ("molecular_weight", "selfies"),
+    ("molecular_weight", "inchi"), ("lipinski", "smiles"), ("lipinski", "iupac"), ("lipinski", "selfies"),
+    ("lipinski", "inchi"),
     ("hydration_free_energy", "smiles"), ("hydration_free_energy", "iupac"), ("iupac_to_smiles", "iupac"),
     ("smiles_to_iupac", "smiles"),
 }  # fmt: skip
@@ -432,8 +433,8 @@ def test_the_answer_table_has_one_row_per_question_with_the_declared_columns(tmp
     assert tuple(header) == TRACK.tables[0].columns
     table = _table(out)
     questions = TRACK.questions(MOLECULES)
-    # formula in 4 representations, 3 tasks in 2 and 2 tasks in 1: 12 cells × 6 templates
-    assert len(table) == len(questions) == len(MOLECULES) * 72
+    # formula, weight and Lipinski in 4 representations, HFE in 2, 2 tasks in 1: 16 cells × 6 templates
+    assert len(table) == len(questions) == len(MOLECULES) * 96
     assert [(r["task"], r["representation"], r["template"], r["id"]) for r in table] == [
         (q.task.task, q.representation, q.template, q.item) for q in questions
     ]
@@ -497,8 +498,8 @@ def test_ask_generates_each_distinct_prompt_once_and_answers_every_id(tmp_path) 
     result = TRACK.run(adapter, TRACK.container_dataset(records), out_dir=out, log=lambda _: None)
     questions = TRACK.questions(records)
     prompts = [r.prompt for r in adapter.requests]
-    assert len(prompts) == len(set(prompts)) == len({q.request.prompt for q in questions}) == 2 * 72
-    assert result["counts"]["n_requests"] == 3 * 72 and result["counts"]["n_generated"] == 2 * 72
+    assert len(prompts) == len(set(prompts)) == len({q.request.prompt for q in questions}) == 2 * 96
+    assert result["counts"]["n_requests"] == 3 * 96 and result["counts"]["n_generated"] == 2 * 96
     lines = [json.loads(line) for line in (out / COMPLETIONS).read_text(encoding="utf-8").splitlines()]
     by_id = {line["id"]: line["completion"] for line in lines}
     assert len(lines) == len(by_id) == len(questions)
@@ -634,7 +635,8 @@ def test_freesolv_lipinski_is_declared_flat_because_every_molecule_passes(benchm
     for crit in PromptRobustnessTrack.headline:
         names = {name for name, _ in crit.flat}
         if crit.metric.startswith("balanced_accuracy"):
-            assert names == {"freesolv/lipinski/smiles", "freesolv/lipinski/iupac"}
+            reps = ("smiles", "iupac", "selfies", "inchi", "image")
+            assert names == {f"freesolv/lipinski/{r}" for r in reps}
             assert all("642" in reason for _, reason in crit.flat)
         else:
             assert not names

@@ -97,6 +97,8 @@ _SCORE_TEXT = {"accuracy": "Accuracy", "balanced_accuracy": "Balanced accuracy (
 #: accuracy is recall on "yes", and the constant "yes" scores 1.0 above any imperfect model.
 _ONE_CLASS = ("freesolv: the truth is Lipinski-'yes' for all 642 molecules (one class), so the constant "
               "'yes' scores 1.0 and beats an honest model that is right on 70 % (measured: tests/validity)")
+_LIPINSKI_FLAT = tuple((f"freesolv/lipinski/{r}", _ONE_CLASS)
+                       for r in ("smiles", "iupac", "selfies", "inchi", "image"))  # fmt: skip
 _STAT_TEXT = {
     "mean": "mean over templates", "sd": "population SD over templates", "min": "lowest template",
     "max": "highest template", "worst": "worst template", "spread": "best − worst template",
@@ -154,7 +156,11 @@ class PromptRobustnessTrack(AskingTrack):
     #: ones classified; items whose name shown cannot be verified as the compound left out and counted.
     #: 6 (issue 33): recognition (ring counts), classification (ClinTox, BBBP), relational (equivalence,
     #: similarity) tasks; SELFIES and InChI writings; counts scored by balanced accuracy.
-    version = 6
+    #: 7 (issue 33): molecular weight and Lipinski in SELFIES and InChI; equivalence across notations (a name
+    #: and a SMILES: name_equivalence); version 6's questions unchanged; image questions for models that take
+    #: images (drawing → SMILES / name, formula, weight, Lipinski, ring counts), never part of a text-only
+    #: model's definition.
+    version = 7
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -186,10 +192,10 @@ class PromptRobustnessTrack(AskingTrack):
                   "Accuracy under the worst template (structures, formulas)"),
         Criterion("balanced_accuracy_mean", (("template", "-"),), ("task", "representation"),
                   "Balanced accuracy averaged over the templates (yes/no, counts)",
-                  flat=tuple((f"freesolv/lipinski/{r}", _ONE_CLASS) for r in ("smiles", "iupac"))),
+                  flat=_LIPINSKI_FLAT),
         Criterion("balanced_accuracy_worst", (("template", "-"),), ("task", "representation"),
                   "Balanced accuracy under the worst template (yes/no, counts)",
-                  flat=tuple((f"freesolv/lipinski/{r}", _ONE_CLASS) for r in ("smiles", "iupac"))),
+                  flat=_LIPINSKI_FLAT),
         Criterion("mae_charged_mean", (("template", "-"),), ("task", "representation"),
                   "MAE averaged over the templates, invalid charged (numeric tasks; lower is better)"),
         Criterion("mae_charged_worst", (("template", "-"),), ("task", "representation"),
@@ -388,6 +394,8 @@ def _levels(
         shown = members.get(q.request.id, ())
         if q.representation == "iupac" and any(found[False].get(m) is None for m in shown):
             level = None
+        if q.task.task == "name_equivalence" and level != "exact":
+            level = None  # "same molecule as this SMILES?" is exact: a name off by a tautomer has no truth
         out[q.request.id] = level
     return out
 

@@ -1,12 +1,14 @@
 """Relational questions of T4 (ChemDIRT's relational category): two or three molecules in one question.
 
-- **equivalence** — "are these two SMILES strings the same molecule?". Molecule A is written as RDKit's
-  canonical SMILES, molecule B always as a random-atom-order SMILES (the ``random_order`` augmentation,
-  seeded per item), for the same molecule (yes) or for a hard negative (no): the molecule with one
-  stereocentre or stereo bond inverted (``stereo``), another molecule of the data set with the same formula
-  (``isomer``), or the molecule with one heavy atom changed to another element (``edit``). Balanced within
-  two strata — molecules with and without stereo marks — so neither the marks nor the class balance predict
-  the answer: in each stratum, in ``sha256(seed|id)`` order, every other item is a negative; a stereo
+- **equivalence** — "are these two SMILES strings the same molecule?" (and, across notations,
+  **name_equivalence**: "are this name and this SMILES the same molecule?", A written as the record's IUPAC
+  name, asked only for molecules without stereo marks, whose stratum stays balanced). Molecule A is written as
+  RDKit's canonical SMILES, molecule B always as a random-atom-order SMILES (the ``random_order``
+  augmentation, seeded per item), for the same molecule (yes) or for a hard negative (no): the molecule with
+  one stereocentre or stereo bond inverted (``stereo``), another molecule of the data set with the same
+  formula (``isomer``), or the molecule with one heavy atom changed to another element (``edit``). Balanced
+  within two strata — molecules with and without stereo marks — so neither the marks nor the class balance
+  predict the answer: in each stratum, in ``sha256(seed|id)`` order, every other item is a negative; a stereo
   molecule's negative is its stereoisomer, any other's an isomer of the set where one exists, else an edit.
 - **similarity** — "is B more similar to A than C is?". A is the sample's molecule; by Morgan Tanimoto
   similarity to A (radius 2, 2048 bits) the closer molecule is one of A's ten nearest neighbours in the
@@ -28,7 +30,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["COMPOSERS", "MARGIN", "Posed", "equivalence", "similarity"]
+__all__ = ["COMPOSERS", "MARGIN", "Posed", "equivalence", "name_equivalence", "similarity"]
 
 #: Least difference of Tanimoto similarity to A between B and C (the similarity question's margin).
 MARGIN = 0.2
@@ -161,6 +163,7 @@ def equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, st
             flat = Chem.MolToSmiles(mol, isomericSmiles=False)
             by_formula.setdefault(_formula(mol), []).append((str(r["id"]), flat))
     mols = {str(r["id"]): _mol(str(r.get("smiles") or "")) for r in chosen}
+    named = {str(r["id"]): r.get("iupac") for r in chosen}
     strata = {True: [], False: []}
     for item, mol in mols.items():
         if mol is not None:
@@ -188,7 +191,14 @@ def equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, st
             b = _randomized(other, seed, f"equivalence|{item}") if other else None
             if b is None:
                 continue
-            out[item] = Posed({"smiles": f"{a} and {b}"}, kind == "same", kind)
+            texts = {"smiles": f"{a} and {b}"}
+            # Across notations (the record's name, then B's SMILES): only without stereo marks, so that a
+            # name silent on stereo cannot make "same molecule?" ambiguous; the track also keeps only names
+            # that OPSIN reads as exactly the record's molecule (no tautomer or stereo slack).
+            name = str(named.get(item) or "").strip()
+            if not stereo and name:
+                texts["iupac"] = f"{name} and {b}"
+            out[item] = Posed(texts, kind == "same", kind)
     return out
 
 
@@ -234,7 +244,20 @@ def similarity(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str
 
 #: Task → composer(records, sample, seed): the relational tasks of ``prompt_templates.json``.
 Composer = Callable[[Sequence[dict[str, str]], Sequence[dict[str, str]], int], dict[str, Posed]]
+def name_equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
+                     ) -> dict[str, Posed]:  # fmt: skip
+    """Pose "are this name and this SMILES the same molecule?": :func:`equivalence`'s items without stereo.
+
+    A is the record's IUPAC name, B the same random-order SMILES (of the molecule or its negative) that
+    the SMILES version shows; within the stratum without stereo marks every other item is a negative, so
+    the answers stay balanced.
+    """
+    return {item: Posed({"iupac": p.texts["iupac"]}, p.truth, p.kind)
+            for item, p in equivalence(records, chosen, seed).items() if "iupac" in p.texts}  # fmt: skip
+
+
 COMPOSERS: dict[str, Composer] = {
     "equivalence": equivalence,
+    "name_equivalence": name_equivalence,
     "similarity": similarity,
 }
