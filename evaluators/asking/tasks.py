@@ -6,10 +6,19 @@ differ between the SMILES and the IUPAC version of a question), what kind of ans
 (:data:`evaluators.answers.ANSWER_KINDS`), its decoding budget, and the record fields it needs. The ground
 truth of every task is computed on the host from the record (:func:`truth`), never shown to the model.
 
-Representations (SPEC §4 T3): ``smiles`` (RDKit canonical SMILES), ``iupac`` (the systematic name) and
+Representations (SPEC §4 T3): ``smiles`` (RDKit canonical SMILES), ``iupac`` (the systematic name),
 ``randomized`` (a random-atom-order SMILES, seeded per item:
-:mod:`evaluators.notations.augmentations.random_order`). Pairs compared: ``smiles-iupac`` (the paper's) and
-``smiles-randomized``.
+:mod:`evaluators.notations.augmentations.random_order`), ``selfies`` and ``inchi`` (standard InChI), both
+written by the notation registry (:mod:`evaluators.notations.representations`). Pairs compared:
+``smiles-iupac`` (the paper's), ``smiles-randomized``, ``smiles-selfies`` and ``smiles-inchi`` (issue 33).
+
+A task is asked in the representations its :attr:`Task.answer` names (:attr:`Task.representations`).
+SELFIES and InChI are asked only where the question means the same with that input and expects the same
+kind of answer: the formula, Lipinski and hydration free energy questions. Not ``translation``: its wording
+asks for "the other notation" (name ↔ SMILES), which a SELFIES or an InChI does not have; not ``reaction``:
+its reactants are introduced as "SMILES strings" or "IUPAC names", and a reaction's components would each
+have to read back (its answers are SMILES either way). The InChI's main layer states the molecular formula:
+the formula question from an InChI measures reading the notation, not computing.
 """
 
 from __future__ import annotations
@@ -21,9 +30,10 @@ from evaluators.notations.representations import get_representation
 
 __all__ = ["PAIRS", "REPRESENTATIONS", "TASKS", "Task", "applicable", "input_structures", "truth"]
 
-REPRESENTATIONS = ("smiles", "iupac", "randomized")
-#: Pairs of representations whose answers are compared, as ``a-b``.
-PAIRS = ("smiles-iupac", "smiles-randomized")
+#: Every representation a task may be asked in (a task's own: :attr:`Task.representations`).
+REPRESENTATIONS = ("smiles", "iupac", "randomized", "selfies", "inchi")
+#: Pairs of representations whose answers are compared, as ``a-b`` (a task has those of its representations).
+PAIRS = ("smiles-iupac", "smiles-randomized", "smiles-selfies", "smiles-inchi")
 
 #: How a molecule is introduced in each representation (the rest of a question is word for word the same):
 #: the notation's own phrase (:mod:`evaluators.notations.representations`).
@@ -34,6 +44,11 @@ _REACTANTS = {
     "iupac": "the IUPAC names of the reactants and reagents, {text},",
     "randomized": "the SMILES strings of the reactants and reagents, {text},",
 }
+
+
+def _everywhere(kind: str) -> dict[str, str]:
+    """Return the answer kinds of a task asked in every representation: the same ``kind`` in each."""
+    return dict.fromkeys(REPRESENTATIONS, kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +64,8 @@ class Task:
     template : str
         The question with a ``{molecule}`` slot.
     answer : dict of str to str
-        Answer kind per representation (``name`` where the model is asked for a name).
+        Answer kind per representation (``name`` where the model is asked for a name); the task is asked in
+        exactly these representations.
     needs : tuple of str
         Record fields the task needs (non-empty); a data set without them does not pose it.
     max_new_tokens : int
@@ -79,6 +95,16 @@ class Task:
     echo_is_no_answer: bool = False
     what: str = ""
 
+    @property
+    def representations(self) -> tuple[str, ...]:
+        """The representations the task is asked in (:attr:`answer`'s), in :data:`REPRESENTATIONS` order."""
+        return tuple(r for r in REPRESENTATIONS if r in self.answer)
+
+    @property
+    def pairs(self) -> tuple[str, ...]:
+        """The pairs of :data:`PAIRS` whose two representations the task is asked in."""
+        return tuple(p for p in PAIRS if set(p.split("-")) <= set(self.answer))
+
     def prompt(self, representation: str, text: str) -> str:
         """Return the question about ``text``, which is written in ``representation``.
 
@@ -95,7 +121,8 @@ class Task:
         return {
             "name": self.name,
             "template": self.template,
-            "phrases": dict(_REACTANTS if self.reactions else _MOLECULE),
+            # Only the task's own representations: a task not asked in SELFIES or InChI keeps its phrases.
+            "phrases": {r: (_REACTANTS if self.reactions else _MOLECULE)[r] for r in self.representations},
             "answer": dict(self.answer),
             "needs": list(self.needs),
             "max_new_tokens": self.max_new_tokens,
@@ -111,6 +138,7 @@ TASKS: tuple[Task, ...] = (
         # Asked for a name from a SMILES and for a SMILES from a name: both answers normalise to a structure.
         template="Translate {molecule} into the other notation: give its IUPAC name if you were given a "
         "SMILES, or its SMILES if you were given a name. Answer with the name or SMILES only.",
+        # Not in SELFIES or InChI: "the other notation" is the name ↔ SMILES one (module docstring).
         answer={"smiles": "name", "iupac": "smiles", "randomized": "name"},
         needs=("smiles", "iupac"),
         max_new_tokens=128,
@@ -120,7 +148,7 @@ TASKS: tuple[Task, ...] = (
         name="formula",
         label="Molecular formula",
         template="What is the molecular formula of {molecule}? Answer with the formula only.",
-        answer={"smiles": "formula", "iupac": "formula", "randomized": "formula"},
+        answer=_everywhere("formula"),
         needs=("smiles", "iupac"),
         max_new_tokens=32,
     ),
@@ -129,7 +157,7 @@ TASKS: tuple[Task, ...] = (
         label="Lipinski's rule of five (yes/no)",
         template="Does {molecule} satisfy Lipinski's rule of five (at most one violation of: molecular "
         "weight ≤ 500, logP ≤ 5, ≤ 5 hydrogen-bond donors, ≤ 10 hydrogen-bond acceptors)? Answer yes or no.",
-        answer={"smiles": "label", "iupac": "label", "randomized": "label"},
+        answer=_everywhere("label"),
         needs=("smiles", "iupac"),
         max_new_tokens=32,
     ),
@@ -138,7 +166,7 @@ TASKS: tuple[Task, ...] = (
         label="Hydration free energy (kcal/mol)",
         template="What is the hydration free energy of {molecule} in water, in kcal/mol? Answer with a "
         "number only.",
-        answer={"smiles": "number", "iupac": "number", "randomized": "number"},
+        answer=_everywhere("number"),
         needs=("smiles", "iupac", "value"),
         max_new_tokens=32,
         numeric=True,
@@ -148,6 +176,7 @@ TASKS: tuple[Task, ...] = (
         label="Forward reaction prediction (product as SMILES)",
         template="Based on {molecule} predict the SMILES string of the product. Please output the product "
         "directly.",
+        # Not in SELFIES or InChI: the reactants are introduced as SMILES strings or names (module docstring).
         answer={"smiles": "smiles", "iupac": "smiles", "randomized": "smiles"},
         needs=("reactants_smiles", "reactants_iupac", "product_smiles"),
         max_new_tokens=128,

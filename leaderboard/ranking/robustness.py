@@ -112,7 +112,9 @@ def _downstream(parts: tuple[str, ...], metric: str) -> Rule | None:
     return Rule("rmse" if metric == "rmse" else "two_class", parts[1])
 
 
-_PAIRS = {"smiles-iupac": "iupac", "smiles-randomized": "random_order"}
+#: T3's pairs → the family of their second writing (:data:`FAMILIES`).
+_PAIRS = {"smiles-iupac": "iupac", "smiles-randomized": "random_order", "smiles-selfies": "selfies",
+          "smiles-inchi": "inchi"}  # fmt: skip
 
 
 def _consistency(parts: tuple[str, ...], metric: str) -> Rule | None:

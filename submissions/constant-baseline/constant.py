@@ -1,7 +1,8 @@
 """The floor of the generative tracks: answers that ignore the molecule.
 
-"yes" to a yes/no question, "0" to a numeric one, and the molecule repeated as written otherwise. A model
-that agrees with itself this way is perfectly consistent and exactly at chance: its adjusted consistency is 0.
+"yes" to a yes/no question, "0" to a numeric one, and the molecule repeated as written otherwise (a SELFIES
+or an InChI copied as a formula answer is no formula: unusable). A model that agrees with itself this way is
+perfectly consistent and exactly at chance: its adjusted consistency is 0.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ import re
 from evaluators.adapters import Completion, GenerativeAdapter
 
 _MOLECULE = re.compile(
-    r"(?:with the SMILES|named|reactants and reagents,) (?P<text>.+?)"
+    # T3 introduces a molecule "with the SMILES", "with the SELFIES", "with the InChI" or "named" it.
+    r"(?:with the SMILES|with the SELFIES|with the InChI|named|reactants and reagents,) (?P<text>.+?)"
     r"(?:,? into the other notation|,? predict| satisfy|\? Answer|\?)",
     re.S,
 )

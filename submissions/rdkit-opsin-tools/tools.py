@@ -1,10 +1,11 @@
 """Tool-using reference for the generative tracks: RDKit and OPSIN answer what they can, nothing else.
 
 Reads the molecule out of each question (the questions of the consistency track name it as "the molecule
-with the SMILES …" or "the molecule named …"; those of the prompt-robustness track are matched against its
-published templates, every wording), parses it with RDKit or OPSIN, and answers with RDKit: IUPAC name →
-SMILES, molecular formula, molecular weight, Lipinski's rule of five, ring and aromatic ring counts (SMILES,
-names, SELFIES and InChI read back through the board's notation registry), whether two SMILES are the same
+with the SMILES …", "… with the SELFIES …", "… with the InChI …" or "the molecule named …"; those of the
+prompt-robustness track are matched against its published templates, every wording), parses it with RDKit
+or OPSIN, and answers with RDKit: IUPAC name → SMILES, molecular formula, molecular weight, Lipinski's rule
+of five, ring and aromatic ring counts (SMILES, names, SELFIES and InChI read back through the board's
+notation registry), whether two SMILES are the same
 molecule (canonical SMILES equal) and which of two molecules is more similar to a third (Morgan Tanimoto,
 the similarity the question's truth is defined by). The identity-blinded track's questions
 (T5) are read line by line: the target is the molecule shown (C0) or the source after the edit, whose
@@ -38,7 +39,9 @@ RDLogger.DisableLog("rdApp.*")
 _PROTOCOL = ANSWER_LINE.split("{", 1)[0]
 _MORGAN = rdFingerprintGenerator.GetMorganGenerator(radius=2, fpSize=2048)
 
-_MOLECULE = r"the molecule (?P<how>with the SMILES|named) (?P<text>.+?)"
+_MOLECULE = r"the molecule (?P<how>with the SMILES|with the SELFIES|with the InChI|named) (?P<text>.+?)"
+#: T3's SELFIES and InChI phrases → how :func:`_read` reads them (through the notation registry, as T4's).
+_T3_HOW = {"with the SELFIES": "selfies", "with the InChI": "inchi"}
 _QUESTIONS = (
     ("translation", re.compile(_MOLECULE + r" into the other notation", re.S)),
     ("formula", re.compile(r"molecular formula of " + _MOLECULE + r"\? Answer", re.S)),
@@ -83,7 +86,7 @@ def _parse(prompt: str) -> tuple[str | None, str | None, str | None]:
     for name, pattern in _QUESTIONS:
         match = pattern.search(prompt)
         if match:
-            return name, match["how"], match["text"].strip()
+            return name, _T3_HOW.get(match["how"], match["how"]), match["text"].strip()
     for name, how, pattern in _TEMPLATES:
         match = pattern.match(prompt)
         if match:

@@ -64,7 +64,7 @@ def test_the_protocol_is_part_of_every_generative_definition() -> None:
     for cls in (ConsistencyTrack, PromptRobustnessTrack, IdentityBlindedTrack):
         assert cls(TrackOptions()).definition()["protocol"] == protocol.definition()
     versions = (ConsistencyTrack.version, PromptRobustnessTrack.version, IdentityBlindedTrack.version)
-    assert versions == (6, 6, 6)  # T4 6: issue 33's tasks and notations
+    assert versions == (7, 7, 6)  # T3 7: SELFIES and InChI pairs; T4 7: images, name_equivalence
 
 
 @pytest.mark.parametrize(

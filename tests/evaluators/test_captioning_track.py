@@ -265,3 +265,59 @@ def test_the_site_table_escapes_what_a_submission_controls() -> None:
     assert "<script>" not in lines and "0.500 (Δ 0.100 [0.050, 0.200])" in lines
     assert "Not ranked" in lines
     assert any("Not ranked" in line for line in extension("captioning").methodology())
+
+
+def test_each_writing_reports_its_length_and_each_rewrite_its_levenshtein_ratio(chebi, tmp_path) -> None:
+    """AMORE Table 7 from the strings asked: recomputed here by brute force on the whole strings."""
+    from evaluators.tracks.captioning import writings
+
+    root, records = chebi
+    track = _track()
+    rows, _ = _score(track, root, tmp_path / "out", lambda q: CONSTANT)
+    asked = {q.request.id: q for q in track.questions(load_records("chebi20", root, limit=LIMIT))}
+    by_writing: dict[str, dict[str, str]] = {}
+    for q in asked.values():
+        by_writing.setdefault(q.representation, {})[q.item] = q.shown
+    for writing, texts in by_writing.items():
+        assert rows[(writing, "mean_length")] == pytest.approx(sum(map(len, texts.values())) / len(texts))
+        if writing == ORIGINAL:
+            assert (writing, "levenshtein_ratio") not in rows
+            continue
+        original = by_writing[ORIGINAL]
+        ratios = [_edit_distance(original[i], t) / len(original[i]) for i, t in texts.items()]
+        assert rows[(writing, "levenshtein_ratio")] == pytest.approx(sum(ratios) / len(ratios))
+    # Per molecule in the table, the original's cell empty.
+    for row in _table(tmp_path / "out"):
+        if row["augmentation"] == ORIGINAL:
+            assert row["levenshtein_ratio"] == ""
+        else:
+            smiles = writings(next(r for r in records if r["id"] == row["id"]), 0)
+            first, mine = smiles[ORIGINAL][1], smiles[row["augmentation"]][1]
+            assert float(row["levenshtein_ratio"]) == pytest.approx(_edit_distance(first, mine) / len(first))
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """The textbook dynamic programme (unit costs), the reference for the bit-parallel one."""
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i]
+        for j, cb in enumerate(b, start=1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def test_the_bit_parallel_edit_distance_is_the_textbook_one() -> None:
+    import random
+
+    from evaluators.tracks.captioning.strings import levenshtein_distance, levenshtein_ratio
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        a = "".join(rng.choice("CNO()=c1[]H") for _ in range(rng.randint(0, 70)))
+        b = "".join(rng.choice("CNO()=c1[]H+") for _ in range(rng.randint(0, 120)))
+        assert levenshtein_distance(a, b) == _edit_distance(a, b) == levenshtein_distance(b, a)
+    assert levenshtein_distance("kitten", "sitting") == 3  # the textbook example
+    # AMORE's ratio is a distance over the original's length (its Table 7: 0 without augmentation).
+    assert levenshtein_ratio("CCO", "CCO") == 0.0 and levenshtein_ratio("CCO", "OCC") == pytest.approx(2 / 3)
+    assert levenshtein_ratio("C", "[CH4]") == 4.0  # explicit hydrogens can move a string by more than 1

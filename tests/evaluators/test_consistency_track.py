@@ -74,8 +74,16 @@ def test_questions_differ_only_in_how_the_molecule_is_written() -> None:
         "lipinski",
         "hydration_free_energy",
     }  # no reactants: no reaction
-    assert len(questions) == 4 * 3 * len(RECORDS)
+    # Four tasks in SMILES, name and randomized SMILES; three of them also in SELFIES and InChI (translation
+    # asks for "the other notation", name ↔ SMILES).
+    assert len(questions) == (4 * 3 + 3 * 2) * len(RECORDS)
     by = {(q.task.name, q.representation, q.item): q for q in questions}
+    for task in tasks - {"translation"}:
+        for rep, phrase in (("selfies", "SELFIES"), ("inchi", "InChI")):
+            other = by[(task, rep, "4")]
+            assert by[(task, "smiles", "4")].request.prompt.replace(
+                f"with the SMILES {by[(task, 'smiles', '4')].shown}", "X"
+            ) == other.request.prompt.replace(f"with the {phrase} {other.shown}", "X")
     for task in tasks:
         for item in ("1", "4"):
             smiles, iupac = by[(task, "smiles", item)], by[(task, "iupac", item)]
@@ -115,7 +123,7 @@ def test_an_oracle_is_right_and_consistent_everywhere(tmp_path, monkeypatch) -> 
     assert rows[("translation", "smiles-iupac", "-", "raw_agreement")] == 0.0
     with gzip.open(out / "answers.csv.gz", "rt", encoding="utf-8") as handle:
         table = list(csv.DictReader(handle))
-    assert len(table) == 60 and {r["correct"] for r in table if r["task"] != "hydration_free_energy"} == {"1"}
+    assert len(table) == 90 and {r["correct"] for r in table if r["task"] != "hydration_free_energy"} == {"1"}
 
 
 def test_a_reasoning_oracle_scores_as_the_terse_one_and_the_table_names_the_rule(
@@ -253,7 +261,7 @@ def test_freesolv_lipinski_is_declared_flat_and_not_ranked() -> None:
     from leaderboard.ranking.headline import headline_rows
 
     flat = dict(ConsistencyTrack.headline[0].flat)
-    assert set(flat) == {"freesolv/lipinski/smiles-iupac", "freesolv/lipinski/smiles-randomized"}
+    assert set(flat) == {f"freesolv/lipinski/smiles-{b}" for b in ("iupac", "randomized", "selfies", "inchi")}
     assert "642 of 642" in flat["freesolv/lipinski/smiles-iupac"]
     rows = pd.DataFrame([
         {"submission": "m", "track": "consistency", "dataset": ds, "task": task, "pair": "smiles-iupac",

@@ -166,3 +166,18 @@ def test_invariance_profile_has_one_bar_per_family(committed: pd.DataFrame) -> N
     gen = invariance_profile(committed, "rdkit-opsin-tools", GENERATIVE).set_index("family")
     assert {"iupac", "random_order", "smiles", "wording"} <= set(gen.index)
     assert gen["skill"].between(0, 1).all()
+
+
+def test_every_consistency_pair_counts_for_the_family_of_its_second_writing() -> None:
+    """T3's pairs (SMILES ↔ name, randomized SMILES, SELFIES, InChI) feed the profile's notation bars."""
+    from leaderboard.ranking.robustness import FAMILIES
+    from leaderboard.tracks import track
+
+    pairs = track("consistency").dimension("pair").values
+    expected = {"smiles-iupac": "iupac", "smiles-randomized": "random_order", "smiles-selfies": "selfies",
+                "smiles-inchi": "inchi"}  # fmt: skip
+    assert set(pairs) == set(expected)
+    for pair in pairs:
+        for metric in ("kappa_consistency", "numeric_agreement"):
+            rule = RULES["consistency"](("freesolv", "formula", pair), metric)
+            assert rule is not None and rule.family == expected[pair] and rule.family in FAMILIES

@@ -41,6 +41,7 @@ constant cannot win (SPEC §4, validity rules). The numbers are reported, not ra
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -65,6 +66,7 @@ from evaluators.notations.smiles import canonical_smiles
 from evaluators.schema import Dimension, MetricRow, MetricSpec, TableSpec, TrackResult
 from evaluators.tracks import TRACKS
 from evaluators.tracks.captioning import drops
+from evaluators.tracks.captioning.strings import levenshtein_ratio
 
 TRACK = "captioning"
 ANSWERS = "captions.csv.gz"
@@ -113,6 +115,13 @@ for _name, (_label, _text) in _LABELS.items():
         register_metric(MetricSpec(f"{_name}_drop_{_end}", False, f"{_label} drop, {_word} end",
                                    f"{_word.capitalize()} end of the 95 % paired bootstrap interval of the "
                                    f"{_label} drop.", -1.0, 1.0))  # fmt: skip
+register_metric(MetricSpec("mean_length", False, "mean string length",
+                           "Mean length in characters of the SMILES asked in this writing (AMORE Table 7).",
+                           0.0, math.inf))
+register_metric(MetricSpec("levenshtein_ratio", False, "Levenshtein ratio to the original",
+                           "Mean Levenshtein ratio as AMORE defines it (Table 7): the edit distance between "
+                           "the original string and the rewrite over the original's length, per molecule "
+                           "asked in both (0: the same string).", 0.0, math.inf))
 register_metric(MetricSpec("no_caption_share", False, "no caption",
                            "Share of the molecules asked whose completion holds no caption (empty, or no "
                            "completion): scored as an empty caption, 0 on every metric.", 0.0, 1.0))
@@ -180,7 +189,9 @@ class CaptioningTrack(AskingTrack):
     """Describe a molecule written as the data set wrote it and as five rewrites: do the captions hold up."""
 
     name = TRACK
-    version = 1
+    #: 2 (issue 34 point 4): each writing's mean string length and each rewrite's Levenshtein ratio to the
+    #: original string, beside the drops (AMORE Tables 7–8).
+    version = 2
     main_metric = "rouge_l"
     description = (
         "Generative models caption ChEBI-20 molecules written as the data set's SMILES and as five rewrites "
@@ -203,7 +214,7 @@ class CaptioningTrack(AskingTrack):
     metrics = (
         *SCORES.values(), *(f"{m}_drop" for m in SCORES.values()),
         *(f"{m}_drop_{end}" for m in SCORES.values() for end in ("low", "high")),
-        "n_items", "n_identical", "n_excluded", "no_caption_share",
+        "n_items", "n_identical", "n_excluded", "no_caption_share", "mean_length", "levenshtein_ratio",
     )  # fmt: skip
     #: Nothing is ranked: a constant caption scores above zero and never drops (module docstring).
     headline = ()
@@ -211,16 +222,19 @@ class CaptioningTrack(AskingTrack):
         TableSpec(
             name="captions",
             file="captions.csv.gz",
-            columns=("augmentation", "id", "input", "completion", "rule", *SCORES.values()),
+            columns=("augmentation", "id", "input", "completion", "rule", *SCORES.values(),
+                     "levenshtein_ratio"),
             description=(
                 "Every caption asked: the molecule's id, how it was written (`original` or the rewrite), the "
                 f"SMILES as the prompt showed it and the completion (first {SHOWN_CHARS} characters each), "
                 "the rule that read the caption (`answer-line`, `first-paragraph` …; `none`: no caption, "
                 "scored as an empty one) and its scores against the gold description: sentence BLEU-2/4 "
-                "(the corpus scores sum BLEU's statistics instead), ROUGE-1/2/L F-measures and METEOR."
+                "(the corpus scores sum BLEU's statistics instead), ROUGE-1/2/L F-measures and METEOR; for a "
+                "rewrite, its Levenshtein ratio to the original string (edit distance over the original's "
+                "length, computed on the whole strings; AMORE Table 7)."
             ),
             artifact=ANSWERS,
-            numeric=tuple(SCORES.values()),
+            numeric=(*SCORES.values(), "levenshtein_ratio"),
         ),
     )
     artifacts = (COMPLETIONS,)
@@ -285,7 +299,7 @@ class CaptioningTrack(AskingTrack):
         chosen = sample(records, self.options.seed)
         statuses = {str(r["id"]): writings(r, self.options.seed) for r in chosen}
         rows = _rows(questions, items, read, statuses, self.options.seed)
-        _write_captions(out_dir / ANSWERS, questions, texts, read, items)
+        _write_captions(out_dir / ANSWERS, questions, texts, read, items, _ratios(questions))
         counts = host_counts(result.counts, questions, texts, malformed, {})
         details = {**result.details, "tokenization": scored.tokenization,
                    "molt5_tokenization": scored.original_tokenization, "wordnet": "WordNet 3.0",
@@ -321,9 +335,13 @@ def _rows(questions, items, read, statuses, seed: int) -> list[MetricRow]:
             rows.append(row(writing, SCORES[name], value))
         empty = sum(read[asked[i].request.id][1] == "none" for i in ids)
         rows.append(row(writing, "no_caption_share", empty / len(ids)))
+        rows.append(row(writing, "mean_length", sum(len(asked[i].shown) for i in ids) / len(ids)))
         if writing == ORIGINAL:
             continue
         paired = [i for i in ids if i in original]
+        if paired:  # how far the rewrite moved the string (AMORE Table 7), beside the drop it caused
+            ratios = [levenshtein_ratio(original[i].shown, asked[i].shown) for i in paired]
+            rows.append(row(writing, "levenshtein_ratio", sum(ratios) / len(ratios)))
         theirs = [items[original[i].request.id] for i in paired]
         found = drops.paired_drops(theirs, [items[asked[i].request.id] for i in paired], seed=seed,
                                    stream=stream) if paired else {}  # fmt: skip
@@ -340,7 +358,14 @@ def _bounded(value: float) -> float:
     return min(1.0, max(-1.0, value))
 
 
-def _write_captions(path: Path, questions, texts, read, items) -> None:
+def _ratios(questions: Sequence[Question]) -> dict[str, float]:
+    """Levenshtein ratio of each rewrite question to its molecule's original string, by request id."""
+    originals = {q.item: q.shown for q in questions if q.representation == ORIGINAL}
+    return {q.request.id: levenshtein_ratio(originals[q.item], q.shown) for q in questions
+            if q.representation != ORIGINAL and q.item in originals}  # fmt: skip
+
+
+def _write_captions(path: Path, questions, texts, read, items, ratios: dict[str, float]) -> None:
     """Write the per-item table (:data:`CaptioningTrack.tables`)."""
 
     def rows():
@@ -351,6 +376,7 @@ def _write_captions(path: Path, questions, texts, read, items) -> None:
                 q.representation, q.item, q.shown[:SHOWN_CHARS],
                 "" if completion is None else " ".join(completion.split())[:SHOWN_CHARS],
                 read[q.request.id][1], *(cell(float(getattr(scores, name))) for name in SCORES),
+                cell(ratios.get(q.request.id)),
             ]  # fmt: skip
 
     write_table(path, CaptioningTrack.tables[0].columns, rows())

@@ -3,7 +3,15 @@
 Paper: Yan et al., "Inconsistency of LLMs in molecular representations"
 (``../shared/papers/smiles-iupac-consistency.txt``). Every question of :data:`TASKS` is asked about the
 same molecules written as canonical SMILES, as IUPAC names and as randomized SMILES; a model that
-understands the molecule gives the same answer whichever way it is written.
+understands the molecule gives the same answer whichever way it is written. The formula, Lipinski and
+hydration-free-energy questions are also asked with the molecule as SELFIES and as standard InChI (pairs
+``smiles-selfies`` and ``smiles-inchi``, issue 33; not the translation question, whose wording asks for "the
+other notation" — name ↔ SMILES —, nor the reaction question, whose reactants are "SMILES strings" or
+"names": :mod:`evaluators.asking.tasks`). A molecule is asked in SELFIES or InChI only where the string
+written reads back as the same molecule, stereo and tautomer included (as T4 asks them:
+:func:`evaluators.tracks.prompt_robustness.asked.written`), so the truth computed from the SMILES is the truth
+of what is shown; one that does not is not asked in that notation, its pair with SMILES has no item for it
+(left out, never scored as a disagreement), and the representation's row counts it (``n_not_written``).
 
 Two halves, on two sides of the sandbox:
 
@@ -21,9 +29,10 @@ Two halves, on two sides of the sandbox:
 
 Rows: per (task, pair of representations) the agreement metrics — consistency, chance, adjusted, false
 consistency, raw string agreement (numeric tasks: the MSE forms) — and per (task, representation) the
-accuracy (numeric: MSE against the truth), the share of unusable answers and the item count. The headline
-is, per task and pair, the κ consistency ``(C − P_v)/(1 − P_v)`` (categorical; the paper's ``C − P_e`` stays
-as ``adjusted_consistency``) or the chance-adjusted numeric agreement
+accuracy (numeric: MSE against the truth), the share of unusable answers, the item count and (SELFIES,
+InChI) the molecules not written so. The headline is, per task and pair, the κ consistency
+``(C − P_v)/(1 − P_v)`` (categorical; the paper's ``C − P_e`` stays as ``adjusted_consistency``) or the
+chance-adjusted numeric agreement
 :func:`~evaluators.tracks.consistency.metrics.numeric_agreement` (numeric; the paper's ``2·Var − MSE`` stays
 as ``mse_adjusted``). A numeric answer outside its plausible range (:mod:`evaluators.answers.ranges`) is
 invalid: it agrees with nothing and is wrong.
@@ -102,6 +111,10 @@ for _spec in (
     MetricSpec("mse_error_charged", False, "MSE vs truth (invalid charged)",
                "Mean squared error over every item; an invalid answer is charged the worst plausible error.",
                0.0),
+    MetricSpec("n_not_written", False, "n not written",
+               "Molecules not asked in this representation: their SELFIES or InChI does not read back as the "
+               "same molecule (stereo and tautomer included); left out of its pair with SMILES.",
+               0.0, integral=True),
 ):  # fmt: skip
     register_metric(_spec)
 
@@ -127,11 +140,14 @@ class ConsistencyTrack(AskingTrack):
     #: 4 (issue 29): the container sees only the requests (opaque ids, prompts), never the data set's file.
     #: 6 (issue 31 item 4): structure answers graded strictly at the layers the input carries and leniently,
     #: wrong ones classified; items whose name cannot be verified as the compound left out and counted.
-    version = 6
+    #: 7 (issue 33 item 2): formula, Lipinski and ΔG_hyd also asked from SELFIES and InChI (pairs
+    #: smiles-selfies, smiles-inchi; a molecule whose string does not read back is not asked, counted as
+    #: ``n_not_written``); the questions of the other representations are word for word those of 6.
+    version = 7
     main_metric = "kappa_consistency"
     description = (
-        "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name "
-        "and as a randomized SMILES; consistent models give the same answer."
+        "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name, "
+        "as a randomized SMILES, as SELFIES and as InChI; consistent models give the same answer."
     )
     citation = (
         "Yan, B. et al. Inconsistency of LLMs in molecular representations. Digital Discovery (2025)."
@@ -142,16 +158,18 @@ class ConsistencyTrack(AskingTrack):
         Dimension("pair", "Two representations whose answers are compared (`-` for one representation).",
                   values=PAIRS,
                   labels=(("smiles-iupac", "SMILES ↔ IUPAC"),
-                          ("smiles-randomized", "canonical ↔ random SMILES"))),
+                          ("smiles-randomized", "canonical ↔ random SMILES"),
+                          ("smiles-selfies", "SMILES ↔ SELFIES"), ("smiles-inchi", "SMILES ↔ InChI"))),
         Dimension("representation", "How the molecule was written (`-` for a pair).", values=REPRESENTATIONS,
                   labels=(("smiles", "canonical SMILES"), ("iupac", "IUPAC name"),
-                          ("randomized", "randomized SMILES"))),
+                          ("randomized", "randomized SMILES"), ("selfies", "SELFIES"),
+                          ("inchi", "InChI"))),
     )  # fmt: skip
     metrics = (
         "consistency", "chance_consistency", "adjusted_consistency", "kappa_consistency", "false_consistency",
         "raw_agreement", "accuracy", "accuracy_lenient", *(f"wrong_{c}" for c in grading.WRONG),
         "n_truth_excluded", "missing_share", "mse_consistency", "mse_chance", "mse_adjusted",
-        "numeric_agreement", "mse_error", "mse_error_charged", "n_items",
+        "numeric_agreement", "mse_error", "mse_error_charged", "n_items", "n_not_written",
     )  # fmt: skip
     headline = (
         Criterion(
@@ -183,7 +201,9 @@ class ConsistencyTrack(AskingTrack):
                 "at — `exact`, or `stereo` / `tautomer` where the name shown lacks the stereo or writes "
                 "another tautomer of the data set's SMILES; `excluded`: the name cannot be verified as the "
                 "compound, the item is left out of the scores — and `class` how a structure answer "
-                "compares with the truth (`exact`, `stereo`, `tautomer`, `isomer`, `formula`, `none`)."
+                "compares with the truth (`exact`, `stereo`, `tautomer`, `isomer`, `formula`, `none`). A "
+                "molecule whose SELFIES or InChI does not read back as itself is not asked so and has no "
+                "row in that representation."
             ),
             artifact=ANSWERS,
             added=("rule", "level", "class"),
@@ -207,13 +227,18 @@ class ConsistencyTrack(AskingTrack):
     def keyed_questions(self, records: Sequence[dict[str, str]]) -> list[Question]:
         """Every request of a run on ``records``, in a fixed order (task, representation, record).
 
-        Keys: ``task|representation|record id``.
+        Keys: ``task|representation|record id``. Each task in its own representations
+        (:attr:`~evaluators.asking.tasks.Task.representations`); a molecule that cannot be written in SELFIES
+        or InChI (:func:`_written` raises) is not asked in it.
         """
         out = []
         for task in applicable(list(records)):
-            for representation in REPRESENTATIONS:
+            for representation in task.representations:
                 for record in records:
-                    text = _written(task, representation, record, self.options.seed)
+                    try:
+                        text = _written(task, representation, record, self.options.seed)
+                    except NotWritable:  # counted by the scoring (n_not_written), never asked
+                        continue
                     budget, stop = self.decoding(task.max_new_tokens)
                     request = GenerationRequest(
                         id=f"{task.name}|{representation}|{record['id']}",
@@ -250,7 +275,7 @@ class ConsistencyTrack(AskingTrack):
             if answers[q.request.id] in input_structures(q.task, by_record[q.item]):
                 answers[q.request.id] = None  # the question repeated back: no prediction
                 rules[q.request.id] = "echo"
-        # One truth per task and item (each is asked in three representations).
+        # One truth per task and item (each is asked in several representations).
         tasks = {q.task.name: q.task for q in questions}
         keys = dict.fromkeys((q.task.name, q.item) for q in questions)
         truths = {(name, item): truth(tasks[name], by_record[item]) for name, item in keys}
@@ -273,9 +298,18 @@ def _written(task: Task, representation: str, record: dict[str, str], seed: int)
     Names are the data set's own; SMILES are written component by component by the notation
     (:mod:`evaluators.notations.representations`), a randomized component that cannot be drawn falls back to
     the canonical SMILES, and an unparsable one stays as written: the model sees what the data set holds.
+    SELFIES and InChI (one molecule, never reactants): the registry's string, only where it reads back as
+    the record's molecule, stereo and tautomer included (T4's rule), so the SMILES's truth is its truth.
+
+    Raises
+    ------
+    NotWritable
+        SELFIES or InChI only: the molecule cannot be written so, or its string reads back as another one.
     """
     if representation == "iupac":
         return record["reactants_iupac" if task.reactions else "iupac"]
+    if representation in _CHECKED:
+        return _written_checked(representation, record["smiles"], str(record["id"]))
     source = record["reactants_smiles" if task.reactions else "smiles"]
     parts = source.split(".") if task.reactions else [source]
     writers = [get_representation(name, seed) for name in dict.fromkeys((representation, "smiles"))]
@@ -290,6 +324,31 @@ def _written(task: Task, representation: str, record: dict[str, str], seed: int)
         else:
             written.append(part)
     return ".".join(written)
+
+
+#: Representations written only where they read back as the same molecule (:func:`_written_checked`).
+_CHECKED = ("selfies", "inchi")
+
+
+def _written_checked(representation: str, smiles: str, key: str) -> str:
+    """Write ``smiles`` in ``representation`` and check that it reads back as the same canonical SMILES.
+
+    The same rule as T4's (:func:`evaluators.tracks.prompt_robustness.asked.written`): standard InChI
+    normalises mobile hydrogens, so a tautomer-sensitive molecule would be asked as another compound than
+    the one its truth is computed from; SELFIES's valence constraints can change a molecule.
+
+    Raises
+    ------
+    NotWritable
+        The notation cannot write the molecule, or its string reads back as another one.
+    """
+    from evaluators.notations.smiles import canonical_smiles
+
+    notation = get_representation(representation)
+    written = notation.write(smiles, key=key)
+    if notation.read(written) != canonical_smiles(smiles):
+        raise NotWritable(f"the {notation.label} of {smiles[:80]!r} reads back as another molecule")
+    return written
 
 
 def structural(task: Task) -> bool:
@@ -337,6 +396,17 @@ def _rows(questions, texts, answers, truths, levels) -> list[MetricRow]:
         opaque[(q.task.name, q.representation, q.item)] = q.request.id
     rows: list[MetricRow] = []
     tasks = {q.task.name: q.task for q in questions}
+    # Molecules a checked notation could not write (never asked): the task's items less those asked so.
+    items: dict[str, set[str]] = {}
+    asked: dict[tuple[str, str], set[str]] = {}
+    for q in questions:
+        items.setdefault(q.task.name, set()).add(q.item)
+        asked.setdefault((q.task.name, q.representation), set()).add(q.item)
+    checked = [(name, r) for name, task in tasks.items() for r in task.representations if r in _CHECKED]
+    not_written = {(name, r): len(items[name] - asked.get((name, r), set())) for name, r in checked}
+    for (name, representation), n in not_written.items():
+        if (name, representation) not in grouped:  # nothing written so: only the count
+            rows.append(row(name, "-", representation, "n_not_written", n))
     for (name, representation), qs in grouped.items():
         task = tasks[name]
         got = [answers[q.request.id] for q in qs]
@@ -344,6 +414,8 @@ def _rows(questions, texts, answers, truths, levels) -> list[MetricRow]:
         values = {"n_items": len(qs), "missing_share": cm.missing_share(got)}
         if representation == "iupac":
             values["n_truth_excluded"] = excluded.get((name, representation), 0)
+        if representation in _CHECKED:
+            values["n_not_written"] = not_written[(name, representation)]
         if task.numeric:
             values["mse_error"] = cm.numeric_error_mse(got, want)
             values["mse_error_charged"] = cm.numeric_error_charged(got, want, name)
@@ -355,11 +427,11 @@ def _rows(questions, texts, answers, truths, levels) -> list[MetricRow]:
             values["accuracy"] = cm.accuracy(got, want)
         rows += [row(name, "-", representation, m, v) for m, v in values.items() if math.isfinite(v)]
     for name, task in tasks.items():
-        for pair in PAIRS:
+        for pair in task.pairs:
             a_rep, b_rep = pair.split("-")
             if (name, a_rep) not in grouped or (name, b_rep) not in grouped:
                 continue
-            # An item without a truth on one side is left out of the pair.
+            # An item without a truth on one side, or not written in one, is left out of the pair.
             items = [q.item for q in grouped[(name, a_rep)] if (name, b_rep, q.item) in opaque]
             a = [answers[opaque[(name, a_rep, i)]] for i in items]
             b = [answers[opaque[(name, b_rep, i)]] for i in items]

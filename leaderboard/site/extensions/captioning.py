@@ -107,6 +107,68 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
     ]
     if counts:
         out += ["Molecules per rewrite: " + "; ".join(counts) + ".", ""]
+    return out + string_section(data, dataset, values, subs, present)
+
+
+def item_spearman(items: pd.DataFrame, score: str) -> float | None:
+    """Spearman's ρ between the per-molecule Levenshtein ratio and ``score`` (one model, one rewrite).
+
+    ``None`` with fewer than three molecules or a constant column (ρ undefined).
+    """
+    from scipy.stats import spearmanr
+
+    frame = items[["levenshtein_ratio", score]].astype(float).dropna()
+    if len(frame) < 3 or frame.nunique().min() < 2:
+        return None
+    return float(spearmanr(frame["levenshtein_ratio"], frame[score]).statistic)
+
+
+def string_section(data: SiteData, dataset: str, values: dict, subs: list[str], present: list[str]
+                   ) -> list[str]:  # fmt: skip
+    """Return AMORE's Table 7 for the sample: how far each rewrite moves the string, beside each drop.
+
+    Per writing, the mean SMILES length and (rewrites) the mean Levenshtein ratio to the original string —
+    the same for every model (they are asked the same strings) — then per model the ROUGE-1 and METEOR
+    drops and, over the molecules, Spearman's ρ between a molecule's Levenshtein ratio and its caption's
+    ROUGE-1 / METEOR (the paper's last two columns).
+    """
+    def shared(writing: str, name: str) -> str:
+        found = {values.get((s, writing, name)) for s in subs} - {None}
+        return _num(next(iter(found))) if len(found) == 1 else "—"
+
+    if not any((s, r, "levenshtein_ratio") in values for s in subs for r in present):
+        return []
+    items = data.tables.get("captions")
+    if items is not None:
+        items = items.loc[items["dataset"].astype(str) == dataset]
+    header = ["Writing", "Mean length", "Levenshtein ratio"]
+    body = [[code(ORIGINAL), shared(ORIGINAL, "mean_length"), "0"]]
+    for r in present:
+        body.append([code(r), shared(r, "mean_length"), shared(r, "levenshtein_ratio")])
+    per_model = []
+    for sub in subs:
+        for r in present:
+            if (sub, r, "rouge1_drop") not in values:
+                continue
+            mine = None
+            if items is not None:
+                chosen = (items["submission"].astype(str) == sub) & (items["augmentation"].astype(str) == r)
+                mine = items.loc[chosen]
+            rho = ["—", "—"] if mine is None or mine.empty else [
+                _num(item_spearman(mine, s)) for s in ("rouge1", "meteor")]
+            per_model.append([esc(data.name(sub)), code(r), _num(values.get((sub, r, "rouge1_drop"))),
+                              _num(values.get((sub, r, "meteor_drop"))), *rho])  # fmt: skip
+    out = ["### How far each rewrite moves the string (AMORE Table 7)", "",
+           "Mean length in characters of the SMILES asked, and the mean Levenshtein ratio of each rewrite to "
+           "the original string (edit distance over the original's length; 0: unchanged), on this data "
+           "set's sample: the same strings for every model.", "",
+           table(header, body, align=["l", "r", "r"]), ""]  # fmt: skip
+    if per_model:
+        out += ["Per model and rewrite: the caption drops beside Spearman's ρ, over the molecules, between a "
+                "molecule's Levenshtein ratio and its caption's score (negative: the further the string "
+                "moved, the worse the caption).", "",
+                table(["Model", "Rewrite", "ROUGE-1 drop", "METEOR drop", "ρ(ratio, ROUGE-1)",
+                       "ρ(ratio, METEOR)"], per_model, align=["l", "l", "r", "r", "r", "r"]), ""]  # fmt: skip
     return out
 
 

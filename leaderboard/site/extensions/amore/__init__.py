@@ -23,6 +23,8 @@ from leaderboard.markdown import code, table
 from leaderboard.ranking.uncertainty import item_values_from_ranks
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
+from leaderboard.site.extensions.amore.captioning_link import DATASET as LINKED
+from leaderboard.site.extensions.amore.captioning_link import link_lines
 from leaderboard.site.extensions.amore.finding import finding_lines
 from leaderboard.site.extensions.amore.plots import (
     AUGMENTATION_ORDER,
@@ -168,6 +170,8 @@ def submission_sections(
             caption="Recall@K on non-trivial pairs (last layer, L2, original → augmented; K log scale), "
             "one line per augmentation; dotted: chance K/N.",
         )
+    if dataset == LINKED:
+        out += link_lines(data, sub_id)
     items = data.tables.get(RANKS)
     if items is not None and not items.empty:
         out += explorer.section(
@@ -182,8 +186,12 @@ def submission_sections(
 
 
 def track_summary(data: SiteData, figures: Figures) -> list[str]:
-    """Return the published models against the paper's claims (:mod:`.finding`), once, before the sets."""
-    return finding_lines(data, AUGMENTATION_ORDER)
+    """Return the paper's claims checked on the board, once, before the sets.
+
+    The published models against the paper (:mod:`.finding`), and whether AMORE predicts captioning
+    (:mod:`.captioning_link`).
+    """
+    return [*finding_lines(data, AUGMENTATION_ORDER), *link_lines(data)]
 
 
 def item_values(data: SiteData) -> pd.DataFrame | None:
