@@ -86,6 +86,7 @@ SUBMISSION_KEYS: tuple[str, ...] = (
     "architecture",
     "source",
     "capabilities",
+    "inputs",
     "adapter",
     "training_data",
     "training_sources",

@@ -46,7 +46,8 @@ CATEGORIES = {
     "hydration_free_energy": "property prediction", "aqueous_solubility": "property prediction",
     "iupac_to_smiles": "translation", "smiles_to_iupac": "translation", "clinical_toxicity": "classification",
     "bbb_penetration": "classification", "equivalence": "relational", "similarity": "relational",
-    "forward_reaction": "reaction prediction",
+    "name_equivalence": "relational", "image_to_smiles": "translation (image input)",
+    "image_to_iupac": "translation (image input)", "forward_reaction": "reaction prediction",
 }  # fmt: skip
 
 
@@ -302,7 +303,13 @@ def methodology() -> list[str]:
         "The prompt-robustness track [1] asks every question in six wordings (templates, written by the "
         "maintainers and reviewed like code: `evaluators/tracks/prompt_robustness/prompt_templates.json`) "
         "and, where the data allow, in SMILES and as an IUPAC name, some also as SELFIES and InChI (asked "
-        "only where the string reads back as the same molecule; reactions also as molecular formulas). "
+        "only where the string reads back as the same molecule; reactions also as molecular formulas), and "
+        "to a model whose manifest declares `model.inputs: [text, image]` also as a drawing: an RDKit "
+        "depiction (300 × 300 px PNG, pixels only: no text chunk, so the answer never travels with the "
+        "image) sent as an image part, the prompt saying `[image]` where the molecule would be. A text-only "
+        "model is not asked image questions: those cells are *not applicable* to it (no row, so no "
+        "ranking criterion counts against it), and what it is asked is word for word what it was asked "
+        "before image questions existed. "
         "Every template of a task names the same inputs and ends with the same answer-format sentence; only "
         f"the wording differs. Each data set contributes a fixed sample of {ITEMS_PER_DATASET} records "
         "(the first in sha256(seed | id) order). Answers are extracted and normalised by fixed rules, as "
@@ -347,7 +354,10 @@ def methodology() -> list[str]:
         "SMILES of the same molecule or of a hard negative (its stereoisomer, an isomer of the set, a "
         "one-atom edit), half each within molecules with and without stereo marks; *more similar?* shows A "
         "with one of its ten nearest neighbours in the set and a molecule at least 0.2 less similar (Morgan "
-        "r=2 Tanimoto), the closer one as B on half the items.",
+        "r=2 Tanimoto), the closer one as B on half the items. *Same molecule? A name and a SMILES* asks the "
+        "equivalence items without stereo marks with A written as its IUPAC name (kept only where OPSIN "
+        "reads the name as exactly the record's molecule), so a name silent on stereo or written as another "
+        "tautomer never makes the truth ambiguous.",
         "",
         "**Headline criteria** (per data set, task and representation; issue 28: none can be won by an "
         "answerer that does not read the molecule — `tests/validity` runs constant, abstaining, "

@@ -126,6 +126,8 @@ def card_rows(data: SiteData, sub_id: str) -> list[list[str]]:
         ["Paper / URL", url(meta.get("url"))],
         ["Architecture", cell(text(meta.get("architecture")))],
         ["Capabilities", cell(text(meta.get("capabilities")))],
+        # A card published before model.inputs existed reads text: no model then took images.
+        ["Inputs", cell(text(meta.get("inputs") or ["text"]))],
     ]
     rows += [[esc(label), cell(text(value))] for label, value in _settings(meta)]
     rows += [
