@@ -36,6 +36,7 @@ from evaluators.datasets.specs import (
     LoadedDataset,
     Molecule,
     SkippedMolecule,
+    TrainingSplit,
     register_dataset,
 )
 from evaluators.datasets.text import (  # noqa: F401  (registers the text sets; names re-exported)
@@ -101,6 +102,31 @@ def _read_chebi20_records(folder: Path) -> list[dict[str, str]]:
 
 _AMORE_COMMIT = "ffaa9f87435092c5091990f129d3e1de4dad8181"
 _AMORE_RAW = f"https://raw.githubusercontent.com/ChemistryLLMs/AMORE/{_AMORE_COMMIT}/data"
+# ChEBI-20's validation split is not in AMORE's repository; MolT5's, where the set was published, has it
+# (its test.txt is byte-identical to AMORE's test_original.txt: ../shared/data/README.md).
+_MOLT5_COMMIT = "754f9bffa4a638e2f1386d0ca19b5c3ed0a5b4aa"
+_MOLT5_RAW = f"https://raw.githubusercontent.com/blender-nlp/MolT5/{_MOLT5_COMMIT}/ChEBI-20_data"
+
+#: ChEBI-20's validation split: 3 301 molecule–description pairs, no molecule in common with the test split
+#: (canonical SMILES; tests/evaluators/test_training_splits.py). It may be given to a captioning model
+#: (the retrieval references' gallery), never scored on. Only captioning: it shares molecules with
+#: MoleculeNet sets of T2, whose labels its descriptions could state.
+CHEBI20_VALIDATION = TrainingSplit(
+    name="validation",
+    files=(
+        DataFile(
+            "validation.tsv",
+            sha256="f410b58e6825986577d01b4f0c14b59ed61c1343a15118ba584de4bbcea1508c",
+            url=f"{_MOLT5_RAW}/validation.txt",
+        ),
+    ),
+    reader=lambda folder: _read_delimited(
+        folder / "validation.tsv", delimiter="\t", id_col="CID", smiles_col="SMILES"
+    ),
+    tracks=("captioning",),
+    description="ChEBI-20 validation split (3301 molecules with their descriptions; MolT5 @ "
+    f"{_MOLT5_COMMIT[:10]}, ChEBI-20_data/validation.txt), disjoint from the test split.",
+)
 
 CHEBI20 = register_dataset(
     DatasetSpec(
@@ -126,6 +152,7 @@ CHEBI20 = register_dataset(
         # ChEBI-20's 'CID' column is PubChem's compound id (MolT5 built the set from PubChem's ChEBI
         # records), not a ChEBI id.
         id_source="pubchem",
+        training_splits=(CHEBI20_VALIDATION,),
     )
 )
 

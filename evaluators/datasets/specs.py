@@ -14,7 +14,7 @@ from pathlib import Path
 from evaluators.registry import Registry
 
 __all__ = ["DATASETS", "DataFile", "DatasetSpec", "ID_SOURCES", "LoadedDataset", "Molecule",
-           "SkippedMolecule", "register_dataset"]  # fmt: skip
+           "SkippedMolecule", "TrainingSplit", "register_dataset"]  # fmt: skip
 
 #: Public databases a set's molecule ids can belong to (``DatasetSpec.id_source``): ``pubchem`` (PubChem
 #: compound ids, CIDs) and ``chebi`` (ChEBI ids, with or without the ``CHEBI:`` prefix). The site links an id
@@ -29,6 +29,38 @@ class DataFile:
     path: str
     sha256: str | None
     url: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingSplit:
+    """A split of a data set that a model may be *given* (mounted at ``/models``), never one it is scored on.
+
+    Its files are disjoint from every evaluation set of the ``tracks`` it serves (no molecule in common by
+    canonical SMILES; a test checks it on the real files), so a model that reads them learns nothing of
+    the answers: ChEBI-20's validation split is the gallery of the retrieval captioners (issue 34).
+    The files are **not** part of the set's ``files``: the set's content hash (the benchmark version of
+    every result on it) stays what it was, and a job's ``/data`` never receives them through the set.
+
+    Attributes
+    ----------
+    name : str
+        The split's name in a manifest (``model.split``), e.g. ``validation``.
+    files : tuple of DataFile
+        Its files, pinned by sha256 and public URL, in the set's folder of a mirror or cache.
+    reader : callable
+        ``reader(folder) -> list[tuple[id, smiles]]``: its molecules (for the disjointness check).
+    tracks : tuple of str
+        The only tracks a model given this split may run (the intake refuses others): the tracks whose
+        evaluation sets it was checked against.
+    description : str
+        One line for the manifest's documentation and the model card.
+    """
+
+    name: str
+    files: tuple[DataFile, ...]
+    reader: Callable[[Path], list[tuple[str, str]]]
+    tracks: tuple[str, ...]
+    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +118,8 @@ class DatasetSpec:
     name_field : str
         The record field that names a molecule (``iupac``), ``""`` when the set has none; the site names
         an item by the text it was asked in that representation.
+    training_splits : tuple of TrainingSplit
+        Splits of the same source that a model may be given (:class:`TrainingSplit`); empty for most sets.
     """
 
     name: str
@@ -100,6 +134,11 @@ class DatasetSpec:
     mirror_folders: tuple[str, ...] = ()
     id_source: str = ""
     name_field: str = ""
+    training_splits: tuple[TrainingSplit, ...] = ()
+
+    def training_split(self, name: str) -> TrainingSplit | None:
+        """Return the training split called ``name``, or ``None`` when the set declares none so called."""
+        return next((split for split in self.training_splits if split.name == name), None)
 
 
 DATASETS: Registry[DatasetSpec] = Registry("dataset")
@@ -111,9 +150,24 @@ def register_dataset(spec: DatasetSpec) -> DatasetSpec:
     Raises
     ------
     ValueError
-        If a set of that name is already registered, or its ``id_source`` is not one of :data:`ID_SOURCES`.
+        If a set of that name is already registered, its ``id_source`` is not one of :data:`ID_SOURCES`, or
+        a training split repeats a name, shares a file with the set's evaluation files, lacks a sha256 or
+        serves no track.
     """
     if spec.id_source and spec.id_source not in ID_SOURCES:
         raise ValueError(f"data set {spec.name!r}: id_source {spec.id_source!r} is not one of {ID_SOURCES}")
+    evaluated = {f.path for f in spec.files}
+    names: set[str] = set()
+    for split in spec.training_splits:
+        # A split that named an evaluation file would hand the gold answers to the model: refused here,
+        # at import, before any manifest can ask for it.
+        shared = evaluated & {f.path for f in split.files}
+        unpinned = [f.path for f in split.files if f.sha256 is None]
+        if split.name in names or shared or unpinned or not split.files or not split.tracks:
+            raise ValueError(
+                f"data set {spec.name!r}: training split {split.name!r} repeats a name, is empty, serves no "
+                f"track, or names evaluation or unpinned files ({sorted(shared | set(unpinned))})"
+            )
+        names.add(split.name)
     DATASETS.register(spec.name)(spec)
     return spec

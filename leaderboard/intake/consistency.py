@@ -188,6 +188,54 @@ def _adapter_rules(known: Mapping[str, Any], adapter: str) -> list[Violation]:
     return out
 
 
+def _training_split_rule(known: Mapping[str, Any]) -> list[Violation]:
+    """Check a ``model.source: dataset``: a declared training split, its tracks only, an adapter to read it.
+
+    Only files the registry declares disjoint from what is scored may reach the box (a test split would be
+    the gold answers); a model given a split runs only the tracks it was checked against.
+    """
+    if known.get("model.source") != "dataset" or "model.dataset" not in known or "model.split" not in known:
+        return []
+    from evaluators.datasets.specs import DATASETS
+
+    name, split = known["model.dataset"], known["model.split"]
+    declared = DATASETS.get(name).training_split(split)
+    offered = [s.name for s in DATASETS.get(name).training_splits]
+    if declared is None:
+        return [(
+            "model.split",
+            split,
+            f"'model.split' {split!r} is not a training split of data set {name!r}: only a split the data "
+            "registry declares disjoint from every evaluation set may be given to a model (a test split "
+            "holds the molecules and gold answers it is scored on).",
+            f"Use one of {name!r}'s training splits: {_names(offered)}.",
+        )]  # fmt: skip
+    out: list[Violation] = []
+    every = track_capabilities()
+    asked = known["tracks"] if known.get("tracks") is not None else [
+        t for t, cap in every.items() if cap in (known.get("model.capabilities") or ())]  # fmt: skip
+    beyond = [t for t in asked if t not in declared.tracks]
+    if "tracks" in known and beyond:
+        out.append((
+            "tracks",
+            known.get("tracks"),
+            f"training split {name}/{split} may be given only to a model run on {_names(declared.tracks)} "
+            "(the tracks whose evaluation sets it was checked to be disjoint from), not on "
+            f"{_names(beyond)}.",
+            f"Declare 'tracks: [{', '.join(declared.tracks)}]'.",
+        ))  # fmt: skip
+    adapter = known.get("adapter")
+    if adapter is not None and adapter_facts()[adapter].weights == "required":
+        out.append((
+            "model.source",
+            "dataset",
+            f"'model.source' is 'dataset', but adapter {adapter!r} loads a model's weights from /models, "
+            "where a data split is mounted instead.",
+            "Use 'adapter: custom' with your own class that reads the split from ModelConfig.path.",
+        ))  # fmt: skip
+    return out
+
+
 def _architecture_rule(known: Mapping[str, Any]) -> list[Violation]:
     """Check that the declared capabilities are ones the declared architecture can have.
 
@@ -316,6 +364,7 @@ def consistency_violations(known: Mapping[str, Any]) -> list[Violation]:
             "'model.source: none'.",
         ))  # fmt: skip
     out.extend(_architecture_rule(known))
+    out.extend(_training_split_rule(known))
     out.extend(_pre_tokenizer_rule(known))
     if "tracks" in known and "model.capabilities" in known:
         needs = track_capabilities()

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from leaderboard.intake.endpoints import EndpointModel
 from leaderboard.intake.manifest import HuggingFaceModel, LocalModel, PipModel, Problem, Submission
 from leaderboard.intake.report import CHECKS, ManifestCheck
+from leaderboard.intake.schema import DatasetModel
 from leaderboard.markdown import NO_VALUE, cell, code, no_mentions
 from leaderboard.markdown import table as markdown_table
 from leaderboard.scrub import public_reason
@@ -129,6 +130,11 @@ def _maintainer_plan(sub: Submission, datasets: Sequence[str] | None) -> list[st
         )
     elif isinstance(model, LocalModel):
         weights = f"the folder {code(model.path)} of the submission" + mounted
+    elif isinstance(model, DatasetModel):
+        weights = (
+            f"no weights: the training split {code(model.split)} of data set {code(model.dataset)} (only its "
+            "files, sha256-checked on the host)" + mounted
+        )
     elif isinstance(model, EndpointModel):
         tracks = ", ".join(code(t) for t in sub.selected_tracks())
         key = f"the key from {code(model.api_key_env)}" if model.api_key_env else "no key"

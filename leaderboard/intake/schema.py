@@ -2,7 +2,7 @@
 
 :class:`Submission` is the whole manifest; ``model`` is a tagged union of sources
 (:class:`HuggingFaceModel`, :class:`PipModel`, :class:`LocalModel`, :class:`NoWeights`,
-:class:`~leaderboard.intake.endpoints.EndpointModel`).
+:class:`DatasetModel`, :class:`~leaderboard.intake.endpoints.EndpointModel`).
 Every model is ``frozen`` with ``extra="forbid"`` (an unknown key is an error). Field rules live here; the
 rules between fields are :mod:`leaderboard.intake.consistency` and the checks against the submission's
 folder :mod:`leaderboard.intake.folder_checks`, which :func:`leaderboard.intake.manifest.load_submission`
@@ -38,9 +38,9 @@ from leaderboard.intake.problems import shown
 from leaderboard.reserved import RESERVED_IDS, is_reserved
 
 __all__ = [
-    "ID_PATTERN", "MODEL_SOURCES", "PIN_PATTERN", "SHA_PATTERN", "CodeEntry", "HuggingFaceModel",
-    "LocalModel", "ModelSource", "NoWeights", "PipModel", "Submission", "TokenizerOptions", "TRAINING_TAGS",
-    "TrainingSource",
+    "ID_PATTERN", "MODEL_SOURCES", "PIN_PATTERN", "SHA_PATTERN", "CodeEntry", "DatasetModel",
+    "HuggingFaceModel", "LocalModel", "ModelSource", "NoWeights", "PipModel", "Submission",
+    "TokenizerOptions", "TRAINING_TAGS", "TrainingSource",
 ]  # fmt: skip
 
 ID_PATTERN = r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$"
@@ -115,8 +115,37 @@ class NoWeights(_ModelBase):
     source: Literal["none"]
 
 
+def _dataset_with_training_splits(value: str) -> str:
+    """Refuse a name that is not a registered data set declaring a training split, naming those that do."""
+    import evaluators.datasets  # noqa: F401  (fills the registry)
+    from evaluators.datasets.specs import DATASETS
+
+    offering = sorted(name for name in DATASETS.names() if DATASETS.get(name).training_splits)
+    if value not in offering:
+        raise ValueError(
+            f"not a registered data set with a training split; choose one of {offering} (a split a model "
+            "may be given is declared in the data registry, evaluators/datasets/)"
+        )
+    return value
+
+
+class DatasetModel(_ModelBase):
+    """A registered data set's *training split* as the model's only files (a retrieval model's gallery).
+
+    The host prepares the split (mirror, cache or pinned URL; sha256-checked) into a folder holding only
+    it, mounted read-only at ``/models``. Only a split the registry declares a training split
+    (:class:`evaluators.datasets.specs.TrainingSplit`: disjoint from what it is scored on) is accepted:
+    :mod:`leaderboard.intake.consistency` checks ``split`` against ``dataset`` and the tracks.
+    """
+
+    source: Literal["dataset"]
+    dataset: Annotated[str, AfterValidator(_dataset_with_training_splits)]
+    split: Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_-]{0,62}$")]
+
+
 ModelSource = Annotated[
-    HuggingFaceModel | PipModel | LocalModel | NoWeights | EndpointModel, Field(discriminator="source")
+    HuggingFaceModel | PipModel | LocalModel | NoWeights | DatasetModel | EndpointModel,
+    Field(discriminator="source"),
 ]
 
 
@@ -303,5 +332,5 @@ class Submission(_Strict):
 #: The model class of each ``model.source`` (the tags of :data:`ModelSource`).
 MODEL_SOURCES: dict[str, type[BaseModel]] = {
     "huggingface": HuggingFaceModel, "pip": PipModel, "local": LocalModel, "none": NoWeights,
-    "endpoint": EndpointModel,
+    "dataset": DatasetModel, "endpoint": EndpointModel,
 }  # fmt: skip

@@ -30,7 +30,7 @@ __all__ = ["schema_problem", "usable_fields"]
 
 #: Top-level fields and ``model`` fields the checks after the schema read (see :func:`usable_fields`).
 _TOP_FIELDS = ("id", "adapter", "code", "tracks", "trust_remote_code", "model", "reference", "reference_note")
-_MODEL_FIELDS = ("architecture", "capabilities", "allow_pickle", "path")
+_MODEL_FIELDS = ("architecture", "capabilities", "allow_pickle", "path", "dataset", "split")
 
 # Fixes shown after the message, by the last field name of the error location.
 _FIXES: dict[str, str] = {
@@ -47,7 +47,9 @@ _FIXES: dict[str, str] = {
     "requirements": "Pin each extra requirement exactly, as 'package==1.2.3'.",
     "version": "Pin the package to an exact release, e.g. '0.1.0'.",
     "source": "Use one of: huggingface (id, revision), pip (package, version, path), local (path), none, "
-    "endpoint (url, model, max_requests).",
+    "dataset (dataset, split: a registered training split), endpoint (url, model, max_requests).",
+    "model.dataset": "Name a registered data set that declares a training split, e.g. 'chebi20'.",
+    "model.split": "Name one of the data set's training splits (lowercase), e.g. 'validation'.",
     **ENDPOINT_FIXES,
     "pooling": "Use one of: mean, cls, last_token, mean_no_special.",
     "adapter": "Use 'transformers' for Hugging Face models, 'custom' with a 'code' entry for your own class.",
@@ -60,10 +62,22 @@ _FIXES: dict[str, str] = {
 }
 
 
+def _untagged(loc: Iterable[Any]) -> list[Any]:
+    """Return ``loc`` without pydantic's union-tag segments: the YAML path.
+
+    A source's tag is dropped only where pydantic puts it, right after ``model``: the tag ``dataset`` is
+    also a field of that source (``model.dataset``), which must stay in the path.
+    """
+    parts = list(loc)
+    if len(parts) > 1 and parts[0] == "model" and parts[1] in MODEL_SOURCES:
+        del parts[1]
+    return [p for p in parts if p not in TRAINING_TAGS]
+
+
 def _loc(loc: Iterable[Any]) -> str:
-    # Drop pydantic's union-tag segments (e.g. "huggingface") so the location is the YAML path. Keys come
-    # from the document: a line break or tab in one shows as its escape, like any other control character.
-    parts = [safe_text(p, 60) for p in loc if p not in MODEL_SOURCES and p not in TRAINING_TAGS]
+    # Keys come from the document: a line break or tab in one shows as its escape, like any other control
+    # character.
+    parts = [safe_text(p, 60) for p in _untagged(loc)]
     return ".".join(parts) or "(top level)"
 
 
@@ -265,7 +279,7 @@ def usable_fields(data: Mapping[str, Any], errors: Iterable[Mapping[str, Any]]) 
         left out), so a check never reads a value the schema refused; ``fields_set``: the top-level keys
         given.
     """
-    bad = [tuple(str(p) for p in e["loc"] if p not in MODEL_SOURCES) for e in errors if e["loc"]]
+    bad = [tuple(str(p) for p in _untagged(e["loc"])) for e in errors if e["loc"]]
 
     def clean(*path: str) -> bool:
         return not any(b[: len(path)] == path or path[: len(b)] == b for b in bad)

@@ -48,7 +48,10 @@ FIELD_HELP: Mapping[str, str] = {
     "license": "License of the weights.",
     "url": "Paper or model card (optional).",
     "model": "Where the weights come from and what the model is.",
-    "model.source": "`huggingface`, `pip`, `local`, `endpoint` (an OpenAI-compatible API) or `none`.",
+    "model.source": "`huggingface`, `pip`, `local`, `endpoint` (an OpenAI-compatible API), `dataset` (a "
+    "registered training split instead of weights) or `none`.",
+    "model.dataset": "Registered data set whose training split is mounted at /models (source `dataset`).",
+    "model.split": "That set's training split, e.g. `validation` (source `dataset`); never a test split.",
     "model.id": "Hugging Face repository, `org/name` (source `huggingface`).",
     "model.revision": "Full 40-character commit SHA of that repository (source `huggingface`).",
     "model.allow_pickle": (

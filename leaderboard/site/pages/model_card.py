@@ -44,6 +44,7 @@ SOURCE_LABELS: Mapping[str, str] = {
     "pip": "pip package (weights inside, never imported)",
     "local": "folder in the submission",
     "none": "none: no weights (the adapter computes everything)",
+    "dataset": "a registered data set's training split (disjoint from what is scored), mounted read-only",
     "endpoint": "HTTP API called by the host",
 }
 
@@ -99,6 +100,7 @@ SOURCE_FIELDS: Mapping[str, tuple[tuple[str, str, Render], ...]] = {
         ("allow_pickle", "Pickle weights allowed", _plain),
     ),
     "local": (("path", "Weights folder in the submission", _code),),
+    "dataset": (("dataset", "Data set", _code), ("split", "Training split", _code)),
     "endpoint": (
         ("url", "API address", _code),
         ("model", "Served model", _code),
