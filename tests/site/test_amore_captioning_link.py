@@ -105,3 +105,11 @@ def test_the_page_gives_each_model_the_pool_and_a_finding_that_follows_the_numbe
     assert link_lines(data, "nobody") == []
     empty = "\n".join(link_lines(SiteData(b.frame([]), [], {}, {})))
     assert "No model has both" in empty
+
+
+def test_models_that_write_no_caption_leave_the_claim_unchecked_and_say_why() -> None:
+    # The Chem-T5 references on the board: no usable caption, ROUGE-1 0 on every rewrite.
+    silent = {"silent": ([0.9, 0.2, 0.8, 0.5, 0.95], [0.0] * 5, [0.0] * 5)}
+    text = "\n".join(link_lines(SiteData(_results(silent, []), [], {}, {})))
+    assert "cannot check the paper's claim yet" in text and "ROUGE-1, METEOR" in text
+    assert "reproduces" not in text

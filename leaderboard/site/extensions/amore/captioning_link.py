@@ -164,16 +164,25 @@ def link_lines(data: SiteData, sub_id: str | None = None) -> list[str]:
         rows.append(["**all models pooled**", str(len(pooled_x)), *(_cell(pooled[s]) for s, _ in SCORES)])
     out += [table(header, rows, align=["l", "r", "r", "r"]), ""]
     if sub_id is None:
-        out += [_finding(pooled, len(points)), ""]
+        flat = [s for s, _ in SCORES
+                if all(len({round(p[s], 9) for _, _, p in pts}) < 2 for pts in points.values())]  # fmt: skip
+        out += [_finding(pooled, len(points), flat), ""]
     return out
 
 
-def _finding(pooled: dict[str, Correlation], models: int) -> str:
-    """Return one sentence: does the board reproduce the paper's ρ > 0.7 (pooled ROUGE-1 and METEOR)."""
+def _finding(pooled: dict[str, Correlation], models: int, flat: list[str]) -> str:
+    """Return one sentence: does the board reproduce the paper's ρ > 0.7 (pooled ROUGE-1 and METEOR).
+
+    ``flat``: the scores whose values do not vary across rewrites for any model (ρ undefined).
+    """
     rho = {s: c.rho for s, c in pooled.items()}
     p = {s: c.p for s, c in pooled.items()}
     if any(math.isnan(v) for v in rho.values()):
-        return "**Finding:** too few points to compute the correlation."
+        labels = dict(SCORES)
+        which = ", ".join(labels[s] for s in flat) or "the caption scores"
+        return (f"**Finding:** the board cannot check the paper's claim yet: {which} of the models with both "
+                "results does not vary across rewrites (they write no usable caption), so ρ is undefined "
+                "or rests on noise.")
     both = all(rho[s] > PAPER_RHO and p[s] < 0.05 for s, _ in SCORES)
     shown = ", ".join(f"{label} ρ = {rho[s]:+.2f} (p = {p[s]:.3f})" for s, label in SCORES)
     verdict = "reproduces" if both else "does not reproduce"
