@@ -308,6 +308,15 @@ HAND: tuple[tuple[str, str, str, str, str, Any, str], ...] = (
     ("T4", "image_to_smiles", "smiles", "refusal", "I cannot see an image in your message.", None, ""),
     (
         "T4",
+        "name_equivalence",
+        "label",
+        "reasoned-no",
+        "The name describes propan-1-ol, but the SMILES CC(C)O is propan-2-ol.\nAnswer: no",
+        False,
+        "",
+    ),
+    (
+        "T4",
         "image_to_iupac",
         "name",
         "image-description",

