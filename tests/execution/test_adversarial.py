@@ -60,6 +60,7 @@ from tests.execution._adversarial_cases import (
     MIB,
     NAMES,
     NAMES_LIMIT,
+    NAMES_LIPINSKI,
     PAIRS,
     PAIRS_LIMIT,
     REFERENCE,
@@ -390,7 +391,7 @@ def test_generative_attacks_stay_scored_and_the_next_job_runs(suite):
     bombs = answers_of(suite, suite.runs["attack-opsin-bomb"])
     assert all(not r["answer"] for r in bombs)
     utf8 = [r for r in answers_of(suite, suite.runs["attack-invalid-utf8"]) if r["task"] == "lipinski"]
-    assert sorted(r["answer"] for r in utf8) == [""] + ["yes"] * 8
+    assert sorted(r["answer"] for r in utf8) == [""] + ["yes"] * (NAMES_LIPINSKI - 1)
     assert [r["completion"] for r in utf8 if not r["answer"]] == ["\ufffd" * 3]
     for track in ("consistency", "prompt_robustness"):
         assert suite.by_track[(HONEST, track)].info.status == "FINISHED"
