@@ -98,6 +98,20 @@ register_corpus(KnownCorpus(
     "set.",
     molecules=_pubchem_names,
 ))  # fmt: skip
+def _chebi20_captions(state_dir: Path, mirror: Path | None) -> list[str]:
+    from leaderboard.tools.caption_training import caption_corpus
+
+    return [smiles for _, smiles, _ in caption_corpus(state_dir, mirror=mirror, log=lambda _: None).pairs]
+
+
+register_corpus(KnownCorpus(
+    "chemrobust-chebi20-captions",
+    "ChemRobust's ChEBI-20 caption corpus",
+    "The Chem-T5 captioner's corpus (leaderboard/tools/caption_training.py): ChEBI-20's validation split "
+    "(molecule-description pairs, disjoint from the test split), minus every molecule of every evaluation "
+    "set.",
+    molecules=_chebi20_captions,
+))  # fmt: skip
 register_corpus(KnownCorpus(
     "uspto",
     "USPTO reactions",

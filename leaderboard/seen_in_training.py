@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard.corpora import CORPORA
+from leaderboard.inchikeys import inchikeys
 
 __all__ = ["COLUMNS", "HOW", "declared_rows", "inchikeys", "overlap_rows", "read_seen", "write_seen"]
 
@@ -39,25 +40,6 @@ HOW = {
     "overlap": "molecules of this data set are in a corpus the manifest declares (same standard InChIKey)",
 }
 _CACHE = "seen-in-training"
-
-
-def inchikeys(smiles: Iterable[str]) -> set[str]:
-    """Return the standard InChIKeys of the SMILES that RDKit reads (others are left out).
-
-    >>> sorted(inchikeys(["OCC", "CCO", "C1CC"]))
-    ['LFQSCWFLJHTTHZ-UHFFFAOYSA-N']
-    """
-    from rdkit import Chem, RDLogger
-
-    RDLogger.DisableLog("rdApp.*")
-    out: set[str] = set()
-    for s in smiles:
-        mol = Chem.MolFromSmiles(s) if s else None
-        if mol is not None and mol.GetNumAtoms():
-            key = Chem.MolToInchiKey(mol)
-            if key:
-                out.add(key)
-    return out
 
 
 def declared_rows(cards: Mapping[str, Mapping[str, Any]], datasets: Iterable[str]) -> list[dict[str, Any]]:

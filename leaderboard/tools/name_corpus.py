@@ -72,9 +72,11 @@ __all__ = [
     "FULL_BUILD",
     "IN_EVALUATION",
     "RULES_VERSION",
+    "EvaluationIndex",
     "NameCorpus",
     "NameRow",
     "build_name_corpus",
+    "evaluation_index",
     "evaluation_set_names",
     "name_corpus_sha256",
 ]
@@ -218,7 +220,7 @@ def _record_smiles(record: dict[str, str]) -> Iterator[str]:
 
 
 @dataclass
-class _Index:
+class EvaluationIndex:
     """Keys of the evaluation molecules, per set."""
 
     exact: dict[str, set[str]] = field(default_factory=dict)
@@ -246,11 +248,24 @@ class _Index:
         return hits, how
 
 
-def _evaluation_index(roots: dict[str, Path]) -> _Index:
+def evaluation_index(state_dir: Path, *, mirror: Path | None = None) -> EvaluationIndex:
+    """Return the structure and name keys of every evaluation set (:func:`evaluation_set_names`).
+
+    Any corpus a reference model is trained on leaves out what :meth:`EvaluationIndex.match` finds.
+
+    Raises
+    ------
+    TrainingError
+        If a set cannot be obtained or read.
+    """
+    return _evaluation_index(prepare_evaluation_sets(state_dir, evaluation_set_names(), mirror=mirror))
+
+
+def _evaluation_index(roots: dict[str, Path]) -> EvaluationIndex:
     """Read every evaluation set's records and collect their structure and name keys."""
     from evaluators.datasets import load_records
 
-    index = _Index()
+    index = EvaluationIndex()
     for set_name, root in sorted(roots.items()):
         try:
             records = load_records(set_name, root)

@@ -20,7 +20,7 @@ Pure functions of their inputs (no I/O besides :func:`save_tokenizer`); determin
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from evaluators.asking.tasks import TASKS, Task
@@ -33,6 +33,7 @@ __all__ = [
     "Item",
     "Molecule",
     "answer",
+    "bpe_tokenizer",
     "build_tokenizer",
     "epoch_items",
     "make_molecules",
@@ -183,6 +184,29 @@ def build_tokenizer(molecules: Sequence[Molecule], *, vocab_size: int = 1024, ma
     transformers.PreTrainedTokenizerFast
         ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2; every input ends with ``</s>``.
     """
+    flags = question_flags()
+    return bpe_tokenizer(_bpe_corpus(molecules), flags, vocab_size=vocab_size, max_length=max_length)
+
+
+def bpe_tokenizer(texts: Iterable[str], flags: Sequence[str], *, vocab_size: int, max_length: int):
+    """Learn a BPE on ``texts`` and add each of ``flags`` as one token; T5's special tokens and layout.
+
+    Parameters
+    ----------
+    texts : iterable of str
+        The text the merges are learned from (a merge must be seen at least twice).
+    flags : sequence of str
+        Fixed prompt parts, each one added token (not normalised, matched anywhere).
+    vocab_size : int
+        BPE vocabulary size (flags and special tokens come on top).
+    max_length : int
+        ``model_max_length``.
+
+    Returns
+    -------
+    transformers.PreTrainedTokenizerFast
+        ``<pad>`` 0, ``</s>`` 1, ``<unk>`` 2; every input ends with ``</s>``.
+    """
     from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
@@ -193,8 +217,8 @@ def build_tokenizer(molecules: Sequence[Molecule], *, vocab_size: int = 1024, ma
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=[PAD, EOS, UNK], show_progress=False, min_frequency=2
     )
-    backend.train_from_iterator(_bpe_corpus(molecules), trainer=trainer)
-    backend.add_tokens([AddedToken(f, normalized=False, single_word=False) for f in question_flags()])
+    backend.train_from_iterator(texts, trainer=trainer)
+    backend.add_tokens([AddedToken(f, normalized=False, single_word=False) for f in flags])
     backend.post_processor = processors.TemplateProcessing(
         single=f"$A {EOS}", pair=f"$A {EOS} $B {EOS}", special_tokens=[(EOS, backend.token_to_id(EOS))]
     )

@@ -39,7 +39,8 @@ import hashlib
 import json
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -62,10 +63,14 @@ __all__ = [
     "MAX_WEIGHT_BYTES",
     "Seq2SeqConfig",
     "Seq2SeqRun",
+    "deterministic",
+    "encode",
     "kl_surrogate",
+    "new_model",
     "save_model",
     "sequence_log_probs",
     "t5_config",
+    "target_labels",
     "train",
 ]
 
@@ -235,12 +240,14 @@ class _Batches:
         return q_s, q_i, a_s, a_i, tasks
 
 
-def _encode(tokenizer, texts: Sequence[str], max_length: int) -> dict:
+def encode(tokenizer, texts: Sequence[str], max_length: int) -> dict:
+    """Tokenize ``texts`` as one padded, truncated batch of tensors."""
     return tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
 
 
-def _labels(tokenizer, texts: Sequence[str], max_length: int):
-    ids = _encode(tokenizer, texts, max_length)
+def target_labels(tokenizer, texts: Sequence[str], max_length: int):
+    """Token ids of the target ``texts`` (ending in ``</s>``), ``-100`` on padding (ignored by the loss)."""
+    ids = encode(tokenizer, texts, max_length)
     labels = ids["input_ids"].clone()
     labels[ids["attention_mask"] == 0] = -100
     return labels
@@ -287,43 +294,19 @@ def train(config: Seq2SeqConfig, molecules: Sequence[Molecule], *, log=print) ->
     Deterministic (module docstring). The global state it changes (deterministic algorithms, thread count)
     is restored afterwards; the global seeds are not.
     """
-    import numpy as np
-    import torch
-    from transformers import T5ForConditionalGeneration
-
-    previous = (torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(config.threads)
-    try:
-        random.seed(config.seed)
-        np.random.seed(config.seed % 2**32)
-        torch.manual_seed(config.seed)
+    with deterministic(config):
         tokenizer = build_tokenizer(
             molecules, vocab_size=config.vocab_size, max_length=config.max_source_length
         )
-        model = T5ForConditionalGeneration(t5_config(config, tokenizer))
-        model.generation_config.decoder_start_token_id = tokenizer.pad_token_id
-        model.train()
-        decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "shared" not in n]
-        no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "shared" not in n)]
-        optimizer = torch.optim.AdamW(
-            [
-                {"params": decay, "weight_decay": config.weight_decay},
-                {"params": no_decay, "weight_decay": 0.0},
-            ],
-            lr=config.learning_rate,
-        )
-        scheduler = torch.optim.lr_scheduler.LambdaLR(
-            optimizer, warmup_cosine(config.steps, config.warmup_fraction)
-        )
+        model, optimizer, scheduler = new_model(config, tokenizer)
         batches = _Batches(molecules, config)
         names = ["loss", "ce", "learning_rate"] + (["kl", "kl_surrogate"] if config.variant == "kl" else [])
         losses = LossLog(names, steps=config.steps, log_every=config.log_every,
                          print_every=config.log_every * 8, log=log)  # fmt: skip
         for step in range(config.steps):
             q_s, q_i, a_s, a_i, tasks = batches.next()
-            inputs = _encode(tokenizer, q_s + q_i, config.max_source_length)
-            labels = _labels(tokenizer, a_s + a_i, config.max_target_length)
+            inputs = encode(tokenizer, q_s + q_i, config.max_source_length)
+            labels = target_labels(tokenizer, a_s + a_i, config.max_target_length)
             ce = model(**inputs, labels=labels).loss
             loss = ce
             values = {"ce": ce.item()}
@@ -342,15 +325,61 @@ def train(config: Seq2SeqConfig, molecules: Sequence[Molecule], *, log=print) ->
         model.eval()
         epochs = config.steps * batches.per_batch / max(1, 3 * len(molecules))
         return Seq2SeqRun(model, tokenizer, losses.history, losses.seconds(), epochs)
+
+
+@contextmanager
+def deterministic(config) -> Iterator[None]:
+    """Seed every generator from ``config.seed``, make torch deterministic with ``config.threads`` threads.
+
+    The global state it changes (deterministic algorithms, thread count) is restored on exit; the global
+    seeds are not.
+    """
+    import numpy as np
+    import torch
+
+    previous = (torch.are_deterministic_algorithms_enabled(), torch.get_num_threads())
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(config.threads)
+    try:
+        random.seed(config.seed)
+        np.random.seed(config.seed % 2**32)
+        torch.manual_seed(config.seed)
+        yield
     finally:
         torch.use_deterministic_algorithms(previous[0])
         torch.set_num_threads(previous[1])
 
 
+def new_model(config, tokenizer) -> tuple[Any, Any, Any]:
+    """Return a fresh T5 of ``config`` in training mode, its AdamW and its warm-up + cosine schedule.
+
+    Weight decay applies to the weight matrices only (not to biases, layer norms or the shared embedding).
+    ``config`` needs the fields of :class:`Seq2SeqConfig`'s architecture and optimisation sections.
+    """
+    import torch
+    from transformers import T5ForConditionalGeneration
+
+    model = T5ForConditionalGeneration(t5_config(config, tokenizer))
+    model.generation_config.decoder_start_token_id = tokenizer.pad_token_id
+    model.train()
+    decay = [p for n, p in model.named_parameters() if p.ndim >= 2 and "shared" not in n]
+    no_decay = [p for n, p in model.named_parameters() if not (p.ndim >= 2 and "shared" not in n)]
+    optimizer = torch.optim.AdamW(
+        [
+            {"params": decay, "weight_decay": config.weight_decay},
+            {"params": no_decay, "weight_decay": 0.0},
+        ],
+        lr=config.learning_rate,
+    )
+    schedule = warmup_cosine(config.steps, config.warmup_fraction)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    return model, optimizer, scheduler
+
+
 def _kl_term(model, tokenizer, config: Seq2SeqConfig, q_s: list[str], q_i: list[str]):
     """Symmetric KL surrogate between the answers to the SMILES and to the name questions of the items."""
-    x_s = _encode(tokenizer, q_s * config.kl_samples, config.max_source_length)
-    x_i = _encode(tokenizer, q_i * config.kl_samples, config.max_source_length)
+    x_s = encode(tokenizer, q_s * config.kl_samples, config.max_source_length)
+    x_i = encode(tokenizer, q_i * config.kl_samples, config.max_source_length)
     from_p = _sample(model, x_s, config)  # y ~ P(·|x_S)
     from_q = _sample(model, x_i, config)  # y ~ Q(·|x_I)
     pq, est_pq = kl_surrogate(sequence_log_probs(model, x_s, from_p), sequence_log_probs(model, x_i, from_p))

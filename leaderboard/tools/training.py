@@ -373,11 +373,14 @@ def main(argv: list[str] | None = None) -> int:
 
     SMILES encoders (:data:`REFERENCE_MODELS`) are trained here; the generative references
     (:data:`leaderboard.tools.seq2seq_training.GENERATIVE_MODELS`) by
-    :func:`leaderboard.tools.seq2seq_training.train_reference`.
+    :func:`leaderboard.tools.seq2seq_training.train_reference`, the captioner
+    (:data:`leaderboard.tools.caption_training.CAPTION_MODELS`) by
+    :func:`leaderboard.tools.caption_training.train_caption_reference`.
     """
+    from leaderboard.tools.caption_training import CAPTION_MODELS, train_caption_reference
     from leaderboard.tools.seq2seq_training import GENERATIVE_MODELS, train_reference
 
-    every = [*REFERENCE_MODELS, *GENERATIVE_MODELS]
+    every = [*REFERENCE_MODELS, *GENERATIVE_MODELS, *CAPTION_MODELS]
     parser = argparse.ArgumentParser(
         prog="python -m leaderboard.tools.training", description=__doc__.split("\n")[0]
     )
@@ -405,8 +408,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"({time.perf_counter() - t0:.0f} s; removed {corpus.stats['removed']})"
             )
         for submission_id in ids:
-            if submission_id in GENERATIVE_MODELS:
-                train_reference(
+            if submission_id in GENERATIVE_MODELS or submission_id in CAPTION_MODELS:
+                build = train_reference if submission_id in GENERATIVE_MODELS else train_caption_reference
+                build(
                     submission_id,
                     state_dir=state_dir,
                     out=out,

@@ -18,6 +18,7 @@ from scipy import stats
 from leaderboard.site.extensions.amore.captioning_link import (
     DATASET,
     PAPER_RHO,
+    USABLE_ROUGE1,
     link_lines,
     linked_points,
     spearman,
@@ -57,7 +58,7 @@ def test_a_perfect_order_of_five_has_the_smallest_exact_p() -> None:
 Points = dict[str, tuple[list[float], list[float], list[float]]]
 
 
-def _results(models: Points, extra: list[dict]) -> pd.DataFrame:
+def _results(models: Points, extra: list[dict], original: dict[str, float] | None = None) -> pd.DataFrame:
     rows = list(extra)
     for sub, (acc, rouge, meteor) in models.items():
         for i, aug in enumerate(REWRITES):
@@ -71,8 +72,8 @@ def _results(models: Points, extra: list[dict]) -> pd.DataFrame:
             for metric, values in (("rouge1", rouge), ("meteor", meteor), ("rouge1_drop", rouge)):
                 rows.append({"submission": sub, "track": "captioning", "dataset": DATASET,
                              "augmentation": aug, "metric": metric, "value": values[i]})  # fmt: skip
-        rows.append({"submission": sub, "track": "captioning", "dataset": DATASET,
-                     "augmentation": "original", "metric": "rouge1", "value": 0.5})  # fmt: skip
+        rows.append({"submission": sub, "track": "captioning", "dataset": DATASET, "augmentation": "original",
+                     "metric": "rouge1", "value": (original or {}).get(sub, 0.5)})  # fmt: skip
     return b.frame(rows)
 
 
@@ -94,7 +95,7 @@ def test_the_page_gives_each_model_the_pool_and_a_finding_that_follows_the_numbe
               "<b>x</b>|": (up, [0.4, 0.1, 0.35, 0.3, 0.41], [0.3, 0.05, 0.2, 0.25, 0.31])}  # fmt: skip
     data = SiteData(_results(models, []), [], {}, {})
     text = "\n".join(link_lines(data))
-    assert "<b>x</b>" not in text and "all models pooled" in text
+    assert "<b>x</b>" not in text and "pooled: the 2 models with usable captions" in text
     assert "reproduces the paper's claim" in text and f"ρ > {PAPER_RHO}" in text
     against = {"disagrees": (up, [0.1, 0.4, 0.2, 0.3, 0.05], [0.1, 0.4, 0.2, 0.3, 0.05])}
     text = "\n".join(link_lines(SiteData(_results(against, []), [], {}, {})))
@@ -108,8 +109,28 @@ def test_the_page_gives_each_model_the_pool_and_a_finding_that_follows_the_numbe
 
 
 def test_models_that_write_no_caption_leave_the_claim_unchecked_and_say_why() -> None:
-    # The Chem-T5 references on the board: no usable caption, ROUGE-1 0 on every rewrite.
+    # The T3-trained Chem-T5 references on the board: no usable caption, ROUGE-1 0 on every rewrite.
     silent = {"silent": ([0.9, 0.2, 0.8, 0.5, 0.95], [0.0] * 5, [0.0] * 5)}
-    text = "\n".join(link_lines(SiteData(_results(silent, []), [], {}, {})))
-    assert "cannot check the paper's claim yet" in text and "ROUGE-1, METEOR" in text
-    assert "reproduces" not in text
+    text = "\n".join(link_lines(SiteData(_results(silent, [], {"silent": 0.0}), [], {}, {})))
+    assert "cannot check the paper's claim yet" in text and "1 other model with both results" in text
+    assert "reproduces" not in text and "(none usable)" in text
+
+
+def test_only_models_with_usable_captions_enter_the_pool() -> None:
+    """One captioner that agrees with AMORE, three that write noise (as the board's Chem-T5 answerers of T3):
+    the pool is the captioner's five points; pooled with the noise, the claim would fail."""
+    up = [0.9, 0.2, 0.8, 0.5, 0.95]
+    models = {"captioner": (up, [0.4, 0.1, 0.35, 0.3, 0.41], [0.3, 0.05, 0.28, 0.25, 0.31])}
+    for k, noise in enumerate(([0.004, 0.0, 0.001, 0.0, 0.003], [0.0, 0.002, 0.0, 0.004, 0.001],
+                               [0.003, 0.004, 0.0, 0.0, 0.002])):  # fmt: skip
+        models[f"silent{k}"] = ([0.95, 0.1, 0.85, 0.4, 0.9], noise, noise)
+    original = {"captioner": 0.43, **{f"silent{k}": 0.001 for k in range(3)}}
+    text = "\n".join(link_lines(SiteData(_results(models, [], original), [], {}, {})))
+    pooled = next(line for line in text.splitlines() if "pooled" in line)
+    assert "1 model with usable captions" in pooled and "| 5 |" in pooled and "+1.00" in pooled
+    assert "reproduces the paper's claim" in text and "3 other models with both results" in text
+    assert f"{USABLE_ROUGE1}" in text
+    # Without the gate (every model usable), the same board pools 20 points and does not reproduce it.
+    everyone = {sub: 0.5 for sub in original}
+    ungated = "\n".join(link_lines(SiteData(_results(models, [], everyone), [], {}, {})))
+    assert "pooled: the 4 models" in ungated and "does not reproduce" in ungated

@@ -169,6 +169,7 @@ def test_the_committed_references_declare_their_corpora_exactly() -> None:
     for variant in ("ce", "kl", "randomized"):
         assert declared[f"chem-t5-{variant}"] == {"chemrobust-pubchem-names"}
     assert declared["rxnfp-bert-ft"] == {"uspto", "pistachio"}
+    assert declared["chem-t5-caption"] == {"chemrobust-chebi20-captions"}
 
 
 def test_the_committed_record_matches_the_declarations() -> None:

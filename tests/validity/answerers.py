@@ -46,7 +46,9 @@ Answerer = Callable[[Question, Case], str]
 
 
 def task_of(q: Question) -> str:
-    """The task name of a question, whatever the track's task object is."""
+    """The task name of a question, whatever the track's task object is (a name, for captioning)."""
+    if isinstance(q.task, str):
+        return q.task
     return str(getattr(q.task, "name", None) or q.task.task)
 
 
@@ -101,7 +103,7 @@ def biased_oracle(q: Question, case: Case) -> str:
 
 
 _PER_KIND = {"label": "yes", "number": "0", "smiles": "CCO", "name": "ethanol", "formula": "C2H6O",
-             "count": "1"}  # fmt: skip
+             "count": "1", "caption": "The molecule is a member of the class of organic compounds."}
 
 
 def constant(text: str) -> Answerer:

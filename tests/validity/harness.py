@@ -139,11 +139,25 @@ def _edit_pairs_sample(records, n: int) -> list[dict[str, str]]:
     return [r for r in records if r["id"] in keep]
 
 
+def captioning_case(records) -> tuple[Any, list[Question], Case]:
+    """Captioning on ``records``: the gold description is the truth of every writing of a molecule."""
+    from evaluators.tracks.captioning import CaptioningTrack
+
+    track = CaptioningTrack(TrackOptions())
+    questions = track.questions(records)
+    gold = {str(r["id"]): str(r["description"]) for r in records}
+    truths = {q.request.id: gold[q.item] for q in questions}
+    return track, questions, Case(truths, _pools(questions, truths))
+
+
 CASES: dict[str, Callable] = {
     "consistency": consistency_case,
     "prompt_robustness": prompt_robustness_case,
     "identity_blinded": identity_blinded_case,
 }
+#: Generative tracks the board does not rank (descriptive): measured with the same answerers, not in
+#: :func:`measure` (no headline criterion to judge).
+DESCRIPTIVE_CASES: dict[str, Callable] = {"captioning": captioning_case}
 
 
 def sample_records(track: str, data_root: Path, dataset: str | None = None) -> list[dict[str, str]]:
@@ -222,7 +236,7 @@ def score_track(
 
     dataset = dataset or SAMPLES[track_name][0]
     work = work / dataset
-    track, questions, case = CASES[track_name](records)
+    track, questions, case = {**CASES, **DESCRIPTIVE_CASES}[track_name](records)
     rows = []
     real_load, real_opsin = datasets.load_records, opsin.names_to_smiles
     datasets.load_records = lambda name, data_dir, limit=None: [dict(r) for r in records]

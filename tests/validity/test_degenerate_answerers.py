@@ -92,3 +92,55 @@ def test_noisy_oracle_beats_every_degenerate_answerer(case, verdicts) -> None:
 @pytest.mark.parametrize("case", [_param(c) for c in KNOWN["cases"] if c.startswith("ranking-")])
 def test_copeland_ranks_every_degenerate_answerer_below_the_noisy_oracle(case, verdicts) -> None:
     assert verdicts.get(case, "not measured") is None, verdicts.get(case, "not measured")
+
+
+# ------------------------------------------------------------------------------ captioning (issue 34)
+
+#: Molecules of ChEBI-20 the captioning check scores (six writings each; METEOR is the costly part).
+CAPTIONING_MOLECULES = 40
+CAPTION_SCORES = ("bleu2", "bleu4", "rouge1", "rouge2", "rouge_l", "meteor")
+
+
+@pytest.fixture(scope="module")
+def captioning(benchmark_data) -> pd.DataFrame:
+    """Every answerer's captioning rows on the track's first molecules of its real ChEBI-20 sample."""
+    from evaluators.datasets import load_records
+    from evaluators.schema import TrackOptions
+    from evaluators.tracks.captioning import sample
+
+    root = benchmark_data("chebi20")
+    records = sample(load_records("chebi20", root), TrackOptions().seed, CAPTIONING_MOLECULES)
+    with tempfile.TemporaryDirectory() as tmp:
+        return harness.score_track("captioning", records, Path(tmp), "chebi20")
+
+
+def _caption_value(rows: pd.DataFrame, answerer: str, writing: str, metric: str) -> float:
+    hit = rows[(rows.submission == answerer) & (rows.augmentation == writing) & (rows.metric == metric)]
+    return float(hit.value.iloc[0])
+
+
+def test_no_degenerate_captioner_reaches_the_noisy_oracle_on_any_score_of_any_writing(captioning) -> None:
+    """A constant "The molecule is a …", the SMILES echoed, abstaining, another molecule's gold description:
+    each below the noisy oracle on every score of every writing (fails were a score blind to the caption)."""
+    from evaluators.tracks.captioning import WRITINGS
+
+    degenerate = [name for name in harness.answerers("captioning") if name not in harness.HONEST]
+    for writing in WRITINGS:
+        for metric in CAPTION_SCORES:
+            ref = _caption_value(captioning, harness.REFERENCE, writing, metric)
+            assert _caption_value(captioning, "oracle", writing, metric) >= ref
+            for name in degenerate:
+                value = _caption_value(captioning, name, writing, metric)
+                assert value < ref, f"{name} {writing} {metric}: {value:.3f} vs noisy oracle {ref:.3f}"
+
+
+def test_a_caption_drop_is_descriptive_never_a_headline(captioning) -> None:
+    """A constant caption does not depend on the writing, so its drops are exactly 0 — better than any honest
+    captioner's: the drops cannot be a headline criterion, and the board takes none from the track."""
+    from evaluators.tracks.captioning import REWRITES
+    from leaderboard.ranking.headline import headline_rows
+
+    for writing in REWRITES:
+        for metric in CAPTION_SCORES:
+            assert _caption_value(captioning, "constant_per_kind", writing, f"{metric}_drop") == 0.0
+    assert headline_rows(captioning).empty

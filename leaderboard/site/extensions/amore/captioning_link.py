@@ -30,7 +30,7 @@ import pandas as pd
 from leaderboard.markdown import esc, table
 from leaderboard.site.sitedata import SiteData
 
-__all__ = ["DATASET", "Correlation", "link_lines", "linked_points", "spearman"]
+__all__ = ["DATASET", "USABLE_ROUGE1", "Correlation", "link_lines", "linked_points", "spearman", "usable"]
 
 #: The data set both tracks ask (the paper's ChEBI-20 test set).
 DATASET = "chebi20"
@@ -40,6 +40,11 @@ _SETTING = {"layer": "last", "distance": "l2", "direction": "original_to_augment
 SCORES = (("rouge1", "ROUGE-1"), ("meteor", "METEOR"))
 #: The paper's threshold and the permutations of the pooled test.
 PAPER_RHO = 0.7
+#: A model writes usable captions when those of the original writing reach this mean ROUGE-1: the pool and
+#: the finding take only such models (a model with no caption has scores that are 0 or noise in every
+#: writing, whose ranks say nothing about AMORE; the Chem-T5 answerers of T3 score ≤ 0.001, a constant
+#: ChEBI-style caption 0.22, the trained captioner 0.43).
+USABLE_ROUGE1 = 0.1
 _PERMUTATIONS = 20_000
 _SEED = 0
 
@@ -86,9 +91,11 @@ def spearman(x: Sequence[float], y: Sequence[float], *, exact_up_to: int = 8) ->
     n = len(x)
     if n != len(y):
         raise ValueError(f"{n} x values and {len(y)} y values")
+    if n < 3:
+        return Correlation(float("nan"), float("nan"), n, True)
     rx, ry = _ranks(x), _ranks(y)
     rho = _pearson(rx, ry)
-    if n < 3 or math.isnan(rho):
+    if math.isnan(rho):
         return Correlation(float("nan"), float("nan"), n, True)
     tolerance = 1e-12
     if n <= exact_up_to:
@@ -126,6 +133,16 @@ def linked_points(data: SiteData) -> dict[str, list[tuple[str, float, dict[str, 
     return out
 
 
+def usable(data: SiteData) -> dict[str, float]:
+    """Mean ROUGE-1 of each model's captions of the original writing on :data:`DATASET`, by model."""
+    results = data.results
+    hit = results.loc[(results["dataset"].astype(str) == DATASET)
+                      & (results["track"].astype(str) == "captioning")
+                      & (results["augmentation"].astype(str) == "original")
+                      & (results["metric"].astype(str) == "rouge1")]  # fmt: skip
+    return {str(sub): float(v) for sub, v in hit[["submission", "value"]].itertuples(index=False)}
+
+
 def _cell(c: Correlation) -> str:
     if math.isnan(c.rho):
         return "—"
@@ -143,52 +160,64 @@ def link_lines(data: SiteData, sub_id: str | None = None) -> list[str]:
             "No model has both an AMORE and a captioning result on ChEBI-20 yet, so the paper's claim "
             "(Spearman ρ > 0.7 between Acc@1 and caption quality across augmentations) cannot be checked "
             "here.", ""]  # fmt: skip
+    original = usable(data)
     rows, pooled_x, pooled_y = [], [], {s: [] for s, _ in SCORES}
+    writes = []
     for sub, pts in points.items():
         accs = [a for _, a, _ in pts]
         cells = []
+        ok = original.get(sub, 0.0) >= USABLE_ROUGE1
         for score, _ in SCORES:
             ys = [p[score] for _, _, p in pts]
             cells.append(_cell(spearman(accs, ys)))
-            pooled_y[score] += ys
-        pooled_x += accs
-        rows.append([esc(data.name(sub)), str(len(pts)), *cells])
+            if ok:
+                pooled_y[score] += ys
+        if ok:
+            pooled_x += accs
+            writes.append(sub)
+        shown = f"{original[sub]:.3f}" if sub in original else "—"
+        rows.append([esc(data.name(sub)), str(len(pts)), shown + ("" if ok else " (none usable)"), *cells])
     pooled = {s: spearman(pooled_x, ys) for s, ys in pooled_y.items()}
     out = ["### Does AMORE predict captioning?" if sub_id is None else "#### AMORE and captioning", ""]
     out += ["Spearman's ρ across rewrites between the model's AMORE Acc@1 on ChEBI-20 (last layer, L2, "
             "original → augmented, non-trivial pairs) and the score of its captions of the same rewrites "
             "(captioning track), with its exact two-sided permutation p-value (n: rewrites). The AMORE "
-            f"paper reports ρ > {PAPER_RHO} (p = 0.003).", ""]  # fmt: skip
-    header = ["Model", "n", *(f"ρ(Acc@1, {label})" for _, label in SCORES)]
+            f"paper reports ρ > {PAPER_RHO} (p = 0.003). Only models that write usable captions (ROUGE-1 of "
+            f"the original writing's captions ≥ {USABLE_ROUGE1}) enter the pool: the others' scores are 0 "
+            "or noise in every writing.", ""]  # fmt: skip
+    header = ["Model", "n", "ROUGE-1, original", *(f"ρ(Acc@1, {label})" for _, label in SCORES)]
     if sub_id is None and len(points) > 1:
-        rows.append(["**all models pooled**", str(len(pooled_x)), *(_cell(pooled[s]) for s, _ in SCORES)])
-    out += [table(header, rows, align=["l", "r", "r", "r"]), ""]
+        label = f"**pooled: the {_count(len(writes), 'model')} with usable captions**"
+        rows.append([label, str(len(pooled_x)), "", *(_cell(pooled[s]) for s, _ in SCORES)])
+    out += [table(header, rows, align=["l", "r", "r", "r", "r"]), ""]
     if sub_id is None:
-        flat = [s for s, _ in SCORES
-                if all(len({round(p[s], 9) for _, _, p in pts}) < 2 for pts in points.values())]  # fmt: skip
-        out += [_finding(pooled, len(points), flat), ""]
+        out += [_finding(pooled, writes, len(points) - len(writes)), ""]
     return out
 
 
-def _finding(pooled: dict[str, Correlation], models: int, flat: list[str]) -> str:
-    """Return one sentence: does the board reproduce the paper's ρ > 0.7 (pooled ROUGE-1 and METEOR).
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
-    ``flat``: the scores whose values do not vary across rewrites for any model (ρ undefined).
+
+def _finding(pooled: dict[str, Correlation], writes: Sequence[str], silent: int) -> str:
+    """Return one sentence: whether the board reproduces the paper's ρ > 0.7 (pooled ROUGE-1 and METEOR).
+
+    ``writes``: the models with usable captions (the pool); ``silent``: how many models with both results
+    write none.
     """
+    others = f"; {_count(silent, 'other model')} with both results, no usable caption, left out"
+    others = others if silent else ""
     rho = {s: c.rho for s, c in pooled.items()}
     p = {s: c.p for s, c in pooled.items()}
-    if any(math.isnan(v) for v in rho.values()):
-        labels = dict(SCORES)
-        which = ", ".join(labels[s] for s in flat) or "the caption scores"
-        return (f"**Finding:** the board cannot check the paper's claim yet: {which} of the models with both "
-                "results does not vary across rewrites (they write no usable caption), so ρ is undefined "
-                "or rests on noise.")
+    if not writes or any(math.isnan(v) for v in rho.values()):
+        return ("**Finding:** the board cannot check the paper's claim yet: no model with both results "
+                f"writes captions whose scores vary across rewrites{others}.")  # fmt: skip
     both = all(rho[s] > PAPER_RHO and p[s] < 0.05 for s, _ in SCORES)
     shown = ", ".join(f"{label} ρ = {rho[s]:+.2f} (p = {p[s]:.3f})" for s, label in SCORES)
     verdict = "reproduces" if both else "does not reproduce"
-    return (f"**Finding:** pooled over {models} model{'s' if models != 1 else ''} ({shown}), the board "
-            f"{verdict} the paper's claim that AMORE's Acc@1 predicts caption quality across rewrites "
-            f"(ρ > {PAPER_RHO}, significant).")
+    return (f"**Finding:** pooled over the {_count(len(writes), 'model')} writing usable captions ({shown}"
+            f"{others}), the board {verdict} the paper's claim that AMORE's Acc@1 predicts caption quality "
+            f"across rewrites (ρ > {PAPER_RHO}, significant).")  # fmt: skip
 
 
 def frame_of(points: dict[str, list[tuple[str, float, dict[str, float]]]]) -> pd.DataFrame:
