@@ -46,6 +46,7 @@ from leaderboard.tools.seq2seq_training import (
     deterministic,
     encode,
     new_model,
+    publish_run,
     save_model,
     target_labels,
 )
@@ -421,23 +422,4 @@ def train_caption_reference(
     rec = caption_record(submission_id, config, corpus, run, weights)
     (folder / "training.json").write_text(json.dumps(rec, indent=1) + "\n", encoding="utf-8")
     files = [folder / "training.json", write_caption_report(folder, rec)]
-    log(
-        f"training: {submission_id}: {run.seconds:.0f} s, {weights.stat().st_size:,} bytes, sha256 "
-        f"{rec['weights']['sha256'][:16]}…"
-    )
-    if settings is not None:
-        from leaderboard.store import ResultStore
-
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
-        store = ResultStore(settings.mlflow_uri(), artifact_root=settings.state_dir / "mlartifacts")
-        params = {**config.model_dump(), "corpus_size": len(corpus.pairs), "vocab_size": len(run.tokenizer)}
-        tags = {
-            "submission": submission_id,
-            "corpus_sha256": corpus.sha256,
-            "training_seconds": f"{run.seconds:.1f}",
-            "weights_sha256": rec["weights"]["sha256"],
-        }
-        files += sorted(p for p in weights.parent.iterdir() if p.is_file())
-        run_id = store.log_training(submission_id, params, tags, run.history, files)
-        log(f"training: {submission_id}: MLflow run {run_id}")
-    return rec
+    return publish_run(submission_id, config, rec, run, weights, files, settings=settings, log=log)

@@ -67,6 +67,7 @@ __all__ = [
     "encode",
     "kl_surrogate",
     "new_model",
+    "publish_run",
     "save_model",
     "sequence_log_probs",
     "t5_config",
@@ -576,6 +577,16 @@ def train_reference(
             "excluded": corpus.excluded}  # fmt: skip
     rec = record(submission_id, config, info, run, weights)
     files = [write_record(folder, rec), write_report(folder, rec)]
+    return publish_run(submission_id, config, rec, run, weights, files, settings=settings, log=log)
+
+
+def publish_run(submission_id: str, config: BaseModel, rec: dict, run: Seq2SeqRun, weights: Path,
+                files: list[Path], *, settings=None, log=print) -> dict:  # fmt: skip
+    """Say what a reference's training produced and log it to MLflow (experiment ``chemrobust-training``).
+
+    ``rec`` is the written training record (its corpus hash and size, weight hash); ``files`` the reports
+    written beside the weights; ``settings`` ``None`` logs nothing. Returns ``rec``.
+    """
     log(f"training: {submission_id}: {run.seconds:.0f} s, {weights.stat().st_size:,} bytes, sha256 "
         f"{rec['weights']['sha256'][:16]}…")  # fmt: skip
     if settings is not None:
@@ -583,14 +594,15 @@ def train_reference(
 
         settings.state_dir.mkdir(parents=True, exist_ok=True)
         store = ResultStore(settings.mlflow_uri(), artifact_root=settings.state_dir / "mlartifacts")
-        params = {**config.model_dump(), "corpus_size": len(corpus.rows), "vocab_size": len(run.tokenizer)}
+        sizes = {"corpus_size": rec["corpus"]["size"], "vocab_size": len(run.tokenizer)}
+        params = {**config.model_dump(), **sizes}
         tags = {
             "submission": submission_id,
-            "corpus_sha256": corpus.sha256,
+            "corpus_sha256": rec["corpus"]["sha256"],
             "training_seconds": f"{run.seconds:.1f}",
             "weights_sha256": rec["weights"]["sha256"],
         }
-        files += sorted(p for p in weights.parent.iterdir() if p.is_file())
+        files = [*files, *sorted(p for p in weights.parent.iterdir() if p.is_file())]
         run_id = store.log_training(submission_id, params, tags, run.history, files)
         log(f"training: {submission_id}: MLflow run {run_id}")
     return rec

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import pandas as pd
 import pytest
@@ -17,7 +16,6 @@ from leaderboard.site.format import change
 from leaderboard.site.pages.submission import reproduce_command
 from leaderboard.site.schema import GENERATED_HEADER
 from leaderboard.tracks import result_columns
-from tests._mkdocs import copy_mkdocs_config
 from tests.site import _builders as b
 
 
@@ -279,17 +277,15 @@ def test_vendored_tablesort_and_table_script() -> None:
     assert "http://" not in js and "https://" not in js
 
 
-def test_committed_site_builds_from_its_data(tmp_path) -> None:
-    """The committed site/data regenerates into pages that build strictly (the record stays readable)."""
-    root = tmp_path / "repo"
-    shutil.copytree(
-        b.REPO_ROOT / "site",
-        root / "site",
-        ignore=shutil.ignore_patterns("plots", "molecules", "vendor", "amore.md"),
-    )
-    copy_mkdocs_config(root)
-    generate_pages(root / "site", repo_root=b.REPO_ROOT)
-    public = build_site(root, strict=True)
+def test_committed_site_builds_from_its_data(fresh_clone_build) -> None:
+    """The committed site/data regenerates into pages that build strictly (the record stays readable).
+
+    The build is the session's fresh-clone build (tests/site/conftest.py: ``mkdocs build --strict`` from the
+    committed files and an empty store); test_site_merge.py checks it changes no committed file.
+    """
+    assert fresh_clone_build.status == 0, fresh_clone_build.out
+    root = fresh_clone_build.root
+    public = root / "public"
     ranking = b.text(public / "index.html")
     cards = {
         r["id"]: r["name"] for r in json.loads((root / "site" / "data" / "submissions.json").read_text())
