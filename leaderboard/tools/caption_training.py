@@ -46,12 +46,11 @@ from leaderboard.tools.seq2seq_training import (
     deterministic,
     encode,
     new_model,
-    publish_run,
     save_model,
     target_labels,
 )
 from leaderboard.tools.training_config import TrainingError
-from leaderboard.tools.training_loop import LossLog, optimiser_step
+from leaderboard.tools.training_loop import LossLog, optimiser_step, publish_run
 
 __all__ = [
     "CAPTION_MODELS",

@@ -56,7 +56,7 @@ from leaderboard.tools.seq2seq_data import (
 )
 from leaderboard.tools.smiles_tokenizer import save_tokenizer
 from leaderboard.tools.training_config import TrainingError
-from leaderboard.tools.training_loop import LossLog, optimiser_step, warmup_cosine
+from leaderboard.tools.training_loop import LossLog, optimiser_step, publish_run, warmup_cosine
 
 __all__ = [
     "GENERATIVE_MODELS",
@@ -67,7 +67,6 @@ __all__ = [
     "encode",
     "kl_surrogate",
     "new_model",
-    "publish_run",
     "save_model",
     "sequence_log_probs",
     "t5_config",
@@ -578,31 +577,3 @@ def train_reference(
     rec = record(submission_id, config, info, run, weights)
     files = [write_record(folder, rec), write_report(folder, rec)]
     return publish_run(submission_id, config, rec, run, weights, files, settings=settings, log=log)
-
-
-def publish_run(submission_id: str, config: BaseModel, rec: dict, run: Seq2SeqRun, weights: Path,
-                files: list[Path], *, settings=None, log=print) -> dict:  # fmt: skip
-    """Say what a reference's training produced and log it to MLflow (experiment ``chemrobust-training``).
-
-    ``rec`` is the written training record (its corpus hash and size, weight hash); ``files`` the reports
-    written beside the weights; ``settings`` ``None`` logs nothing. Returns ``rec``.
-    """
-    log(f"training: {submission_id}: {run.seconds:.0f} s, {weights.stat().st_size:,} bytes, sha256 "
-        f"{rec['weights']['sha256'][:16]}…")  # fmt: skip
-    if settings is not None:
-        from leaderboard.store import ResultStore
-
-        settings.state_dir.mkdir(parents=True, exist_ok=True)
-        store = ResultStore(settings.mlflow_uri(), artifact_root=settings.state_dir / "mlartifacts")
-        sizes = {"corpus_size": rec["corpus"]["size"], "vocab_size": len(run.tokenizer)}
-        params = {**config.model_dump(), **sizes}
-        tags = {
-            "submission": submission_id,
-            "corpus_sha256": rec["corpus"]["sha256"],
-            "training_seconds": f"{run.seconds:.1f}",
-            "weights_sha256": rec["weights"]["sha256"],
-        }
-        files = [*files, *sorted(p for p in weights.parent.iterdir() if p.is_file())]
-        run_id = store.log_training(submission_id, params, tags, run.history, files)
-        log(f"training: {submission_id}: MLflow run {run_id}")
-    return rec

@@ -1,8 +1,9 @@
-"""Pieces both reference trainers share: the learning-rate schedule, one optimisation step, the loss log.
+"""Pieces the reference trainers share: learning-rate schedule, optimisation step, loss log, publishing a run.
 
-Used by :mod:`leaderboard.tools.training` (SMILES encoders) and :mod:`leaderboard.tools.seq2seq_training`
-(generative references). Pure bookkeeping around ``torch``; no randomness, so the trainers stay
-bit-for-bit reproducible.
+Used by :mod:`leaderboard.tools.training` (SMILES encoders), :mod:`leaderboard.tools.seq2seq_training`
+(generative references) and :mod:`leaderboard.tools.caption_training` (the captioner). Pure bookkeeping
+around ``torch``; no randomness, so the trainers stay bit-for-bit reproducible. :func:`publish_run` says
+what a finished run produced and logs it to MLflow.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
 
-__all__ = ["LossLog", "optimiser_step", "warmup_cosine"]
+__all__ = ["LossLog", "optimiser_step", "publish_run", "warmup_cosine"]
 
 
 def warmup_cosine(steps: int, warmup_fraction: float) -> Callable[[int], float]:
@@ -81,3 +84,31 @@ class LossLog:
     def seconds(self) -> float:
         """Wall-clock seconds since the log was created."""
         return time.perf_counter() - self.start
+
+
+def publish_run(submission_id: str, config: Any, rec: dict, run: Any, weights: Path,
+                files: list[Path], *, settings=None, log=print) -> dict:  # fmt: skip
+    """Say what a reference's training produced and log it to MLflow (experiment ``chemrobust-training``).
+
+    ``rec`` is the written training record (its corpus hash and size, weight hash); ``files`` the reports
+    written beside the weights; ``settings`` ``None`` logs nothing. Returns ``rec``.
+    """
+    log(f"training: {submission_id}: {run.seconds:.0f} s, {weights.stat().st_size:,} bytes, sha256 "
+        f"{rec['weights']['sha256'][:16]}…")  # fmt: skip
+    if settings is not None:
+        from leaderboard.store import ResultStore
+
+        settings.state_dir.mkdir(parents=True, exist_ok=True)
+        store = ResultStore(settings.mlflow_uri(), artifact_root=settings.state_dir / "mlartifacts")
+        sizes = {"corpus_size": rec["corpus"]["size"], "vocab_size": len(run.tokenizer)}
+        params = {**config.model_dump(), **sizes}
+        tags = {
+            "submission": submission_id,
+            "corpus_sha256": rec["corpus"]["sha256"],
+            "training_seconds": f"{run.seconds:.1f}",
+            "weights_sha256": rec["weights"]["sha256"],
+        }
+        files = [*files, *sorted(p for p in weights.parent.iterdir() if p.is_file())]
+        run_id = store.log_training(submission_id, params, tags, run.history, files)
+        log(f"training: {submission_id}: MLflow run {run_id}")
+    return rec
