@@ -4,8 +4,8 @@ Reads the molecule out of each question (the questions of the consistency track 
 with the SMILES …", "… with the SELFIES …", "… with the InChI …" or "the molecule named …"; those of the
 prompt-robustness track are matched against its published templates, every wording), parses it with RDKit
 or OPSIN, and answers with RDKit: IUPAC name → SMILES, molecular formula, molecular weight, Lipinski's rule
-of five, ring and aromatic ring counts (SMILES, names, SELFIES and InChI read back through the board's
-notation registry), whether two SMILES are the same
+of five, ring and aromatic ring counts, named functional groups (the board's SMARTS) (SMILES, names,
+SELFIES and InChI read back through the board's notation registry), whether two SMILES are the same
 molecule (canonical SMILES equal) and which of two molecules is more similar to a third (Morgan Tanimoto,
 the similarity the question's truth is defined by). The identity-blinded track's questions
 (T5) are read line by line: the target is the molecule shown (C0) or the source after the edit, whose
@@ -33,6 +33,7 @@ from evaluators.notations.representations import get_representation
 from evaluators.tracks.identity_blinded import RECONSTRUCTION, WORDINGS
 from evaluators.tracks.identity_blinded.edit_groups import ELEMENTS
 from evaluators.tracks.identity_blinded.edits import HYDROGEN, description_outcomes, group_names
+from evaluators.tracks.prompt_robustness.groups import GROUPS, groups_in
 from evaluators.tracks.prompt_robustness.templates import load_template_sets
 
 RDLogger.DisableLog("rdApp.*")
@@ -53,8 +54,8 @@ _QUESTIONS = (
 _T4_TASKS = {"formula": "formula", "lipinski": "lipinski", "molecular_weight": "molecular_weight",
              "iupac_to_smiles": "translation", "smiles_to_iupac": "translation", "ring_count": "ring_count",
              "aromatic_ring_count": "aromatic_ring_count", "equivalence": "equivalence",
-             "name_equivalence": "equivalence",
-             "similarity": "similarity"}  # fmt: skip
+             "name_equivalence": "equivalence", "similarity": "similarity",
+             "functional_group": "functional_group"}  # fmt: skip
 #: How a T4 representation is read back (names go to OPSIN in one batch; the others through the registry).
 _HOW = {"iupac": "named", "smiles": "with the SMILES", "selfies": "selfies", "inchi": "inchi"}
 _EQUIVALENCE = re.compile(r"^(?P<a>\S+) and (?P<b>\S+)$")
@@ -62,7 +63,10 @@ _TRIO = re.compile(r"^A: (?P<a>.+?), B: (?P<b>.+?), C: (?P<c>.+)$", re.S)
 
 
 def _template_patterns() -> list[tuple[str, str, re.Pattern]]:
-    """One anchored pattern per T4 (task, representation, template), the molecule as group ``text``."""
+    """One anchored pattern per T4 (task, representation, template), the molecule as group ``text``.
+
+    A task's further slots (the functional group named) are groups of their own name.
+    """
     out = []
     for s in load_template_sets():
         if s.task not in _T4_TASKS:
@@ -72,26 +76,43 @@ def _template_patterns() -> list[tuple[str, str, re.Pattern]]:
                 continue
             how = _HOW[rep]
             for template in s.templates:
-                parts = s.prompt(template, rep, "\x00").split("\x00")
-                pattern = "^" + re.escape(parts[0]) + "(?P<text>.+?)" + re.escape(parts[1]) + "$"
-                out.append((_T4_TASKS[s.task], how, re.compile(pattern, re.S)))
+                marks = {"\x00": "text", **{f"\x01{slot}\x01": slot for slot in s.slots}}
+                text = s.prompt(template, rep, "\x00", tuple((slot, f"\x01{slot}\x01") for slot in s.slots))
+                parts = re.split("(" + "|".join(map(re.escape, marks)) + ")", text)
+                pattern = "".join(f"(?P<{marks[p]}>.+?)" if p in marks else re.escape(p) for p in parts)
+                out.append((_T4_TASKS[s.task], how, re.compile(f"^{pattern}$", re.S)))
     return out
 
 
 _TEMPLATES = _template_patterns()
+#: A functional group's name as questions show it → its id (the SMARTS that decides it: the board's own).
+_GROUP_IDS = {g.name: g.id for g in GROUPS}
+
+
+def _parse_full(prompt: str) -> tuple[str | None, str | None, str | None, dict[str, str]]:
+    """:func:`_parse`, and the values of the question's further slots (the functional group named)."""
+    for name, pattern in _QUESTIONS:
+        match = pattern.search(prompt)
+        if match:
+            return name, _T3_HOW.get(match["how"], match["how"]), match["text"].strip(), {}
+    for name, how, pattern in _TEMPLATES:
+        match = pattern.match(prompt)
+        if match:
+            slots = {k: v for k, v in match.groupdict().items() if k != "text"}
+            return name, how, match["text"].strip(), slots
+    return None, None, None, {}
 
 
 def _parse(prompt: str) -> tuple[str | None, str | None, str | None]:
     """Return (task, how the molecule is written, molecule) of a question, or Nones if no tool applies."""
-    for name, pattern in _QUESTIONS:
-        match = pattern.search(prompt)
-        if match:
-            return name, _T3_HOW.get(match["how"], match["how"]), match["text"].strip()
-    for name, how, pattern in _TEMPLATES:
-        match = pattern.match(prompt)
-        if match:
-            return name, how, match["text"].strip()
-    return None, None, None
+    return _parse_full(prompt)[:3]
+
+
+def _has_group(mol: Chem.Mol, name: str | None) -> str:
+    """``yes`` / ``no``: does ``mol`` contain the group named (an unknown name: no answer)."""
+    group = _GROUP_IDS.get(name or "")
+    found = groups_in(Chem.MolToSmiles(mol))
+    return "" if group is None or found is None else ("yes" if group in found else "no")
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -252,7 +273,8 @@ class ToolAnswerer(GenerativeAdapter):
     """Answers with exact tools where one exists; abstains (empty answer) elsewhere."""
 
     def generate(self, requests):  # noqa: D102
-        parsed = [_parse(request.prompt) for request in requests]
+        full = [_parse_full(request.prompt) for request in requests]
+        parsed = [f[:3] for f in full]
         blinded = [_parse_t5(request.prompt) for request in requests]
         # One OPSIN call for the distinct names (T4 asks about each name in six wordings).
         names = [text for task, how, text in parsed
@@ -265,7 +287,7 @@ class ToolAnswerer(GenerativeAdapter):
         names = list(dict.fromkeys(names))
         by_name = dict(zip(names, _names_to_mols(names), strict=True))
         answers = []
-        for request, (task, how, text), b in zip(requests, parsed, blinded, strict=True):
+        for request, (task, how, text, slots), b in zip(requests, full, blinded, strict=True):
             if b is not None:
                 mol = by_name[b[2]] if b[1] == "IUPAC name" else Chem.MolFromSmiles(b[2])
                 answer = _t5_answer(b[0], mol, b[2] if b[1] == "SMILES" else None, b[3])
@@ -292,6 +314,8 @@ class ToolAnswerer(GenerativeAdapter):
                     answer = str(rdMolDescriptors.CalcNumRings(mol))
                 elif task == "aromatic_ring_count":
                     answer = str(rdMolDescriptors.CalcNumAromaticRings(mol))
+                elif task == "functional_group":
+                    answer = _has_group(mol, slots.get("group"))
             answers.append(Completion(request.id, answer, "stop"))
         self.report("generate", len(requests), len(requests))
         return answers

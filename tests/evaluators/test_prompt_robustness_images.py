@@ -22,6 +22,7 @@ from evaluators.notations.representations.image import PREFIX
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks import benchmark_version
 from evaluators.tracks.prompt_robustness import COMPLETIONS, PromptRobustnessTrack
+from evaluators.tracks.prompt_robustness.groups import GROUPS, groups_in
 from evaluators.tracks.prompt_robustness.templates import IMAGE_SLOT, TEMPLATES_FILE, load_template_sets
 
 RECORDS = [
@@ -32,7 +33,7 @@ RECORDS = [
 ]
 IMAGE_CELLS = {("formula", "image"), ("molecular_weight", "image"), ("lipinski", "image"),
                ("ring_count", "image"), ("aromatic_ring_count", "image"), ("image_to_smiles", "image"),
-               ("image_to_iupac", "image")}  # fmt: skip
+               ("image_to_iupac", "image"), ("functional_group", "image")}  # fmt: skip
 
 
 def _track(images: bool) -> PromptRobustnessTrack:
@@ -137,6 +138,9 @@ def _right(q, by_record) -> str:
         return "yes"  # four small molecules: no violation
     if task == "image_to_iupac":
         return by_record[q.item]["iupac"]
+    if task == "functional_group":  # the group the question names, decided by its SMARTS
+        group = next(g for g in GROUPS if g.name in q.request.prompt)
+        return "yes" if group.id in groups_in(by_record[q.item]["smiles"]) else "no"
     return Chem.MolToSmiles(mol)
 
 
@@ -199,3 +203,45 @@ def test_version_7_asks_every_question_of_version_6_word_for_word(benchmark_data
         out += sorted((q.request.id, q.request.prompt, q.request.max_new_tokens)
                       for q in questions if (q.task.task, q.representation) in V6_CELLS)  # fmt: skip
     assert (len(out), hashlib.sha256(json.dumps(out).encode()).hexdigest()) == V6_QUESTIONS
+
+
+REACTIONS = [
+    {"id": "0", "smiles": "CC(=O)OC", "reactants_smiles": "CC(=O)O.CO.O=S(=O)(O)O",
+     "reactants_iupac": "acetic acid.methanol.sulfuric acid", "product_smiles": "CC(=O)OC",
+     "product_iupac": "methyl acetate"},
+    {"id": "1", "smiles": "CC(=O)Nc1ccccc1", "reactants_smiles": "CC(=O)Cl.Nc1ccccc1.CCN(CC)CC",
+     "reactants_iupac": "acetyl chloride.aniline.N,N-diethylethanamine", "product_smiles": "CC(=O)Nc1ccccc1",
+     "product_iupac": "N-phenylacetamide"},
+]  # fmt: skip
+
+
+def test_a_reaction_is_drawn_whole_for_a_model_that_sees_images_and_graded_like_its_text_forms(tmp_path,
+                                                                                             monkeypatch):
+    """Reactions as images (issue 33): one drawing of every reactant and reagent; the product asked as SMILES,
+    graded against the product; a reactant given back is an echo, not a prediction."""
+    from evaluators.notations.representations import get_representation
+
+    image = get_representation("image")
+    questions = [q for q in _track(True).questions(REACTIONS) if q.representation == "image"]
+    assert {q.task.task for q in questions} == {"forward_reaction"} and len(questions) == 6 * len(REACTIONS)
+    by_record = {r["id"]: r for r in REACTIONS}
+    for q in questions:
+        record = by_record[q.item]
+        assert q.request.images == (image.write(record["reactants_smiles"]),)
+        assert q.kind == "smiles" and "one structure drawing" in q.request.prompt
+        assert not [p for p in record["reactants_smiles"].split(".") if p in q.request.prompt]
+    assert not [q for q in _track(False).questions(REACTIONS) if q.representation == "image"]
+    out = tmp_path / "out"
+    out.mkdir()
+    # Right on item 0, a reactant echoed on item 1.
+    answers = {"0": "CC(=O)OC", "1": "Nc1ccccc1"}
+    with (out / COMPLETIONS).open("w", encoding="utf-8") as handle:
+        for q in _track(True).questions(REACTIONS):
+            handle.write(json.dumps({"id": q.request.id, "completion": f"Answer: {answers[q.item]}"}) + "\n")
+    monkeypatch.setattr(datasets, "load_records", lambda *a, **k: [dict(r) for r in REACTIONS])
+    result = TrackResult("m", "prompt_robustness", 7, "toy", "0" * 8, "0" * 8, 0, rows=(), counts={})
+    scored = _track(True).score(result, out_dir=out, data_dir=tmp_path)
+    values = {(dict(r.dims)["representation"], dict(r.dims)["template"], r.metric): r.value
+              for r in scored.rows if dict(r.dims)["task"] == "forward_reaction"}  # fmt: skip
+    for rep in ("smiles", "iupac", "image"):
+        assert values[(rep, "-", "accuracy_mean")] == 0.5 and values[(rep, "t1", "validity")] == 0.5, rep

@@ -1,6 +1,7 @@
 """T4's ChemDIRT categories beyond the first tasks (issue 33): recognition, classification, relational.
 
-- recognition: ring and aromatic ring counts, read as whole numbers and scored by exact match;
+- recognition: ring and aromatic ring counts, read as whole numbers and scored by exact match; named
+  functional groups, each group asked about as many molecules that contain it as lack it;
 - classification: ClinTox toxicity and BBBP penetration from the measured labels, on a class-balanced sample;
 - relational: "same molecule?" with hard negatives and "which is more similar?" with a margin, balanced so
   that neither the class prior, the stereo marks nor a molecule's position predicts the answer;
@@ -25,6 +26,7 @@ from evaluators.answers import read
 from evaluators.datasets import load_records
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.prompt_robustness import COMPLETIONS, PromptRobustnessTrack, balance_field, sample
+from evaluators.tracks.prompt_robustness.groups import GROUPS, functional_group, groups_in
 from evaluators.tracks.prompt_robustness.relational import MARGIN, equivalence, similarity, stereoisomer
 from evaluators.tracks.prompt_robustness.truths import TRUTHS
 
@@ -48,6 +50,70 @@ def test_ring_counts_are_the_chemists_counts(smiles, rings, aromatic) -> None:
     """Hand counts: tetralone has one aromatic ring of two; norbornane two rings (SSSR), none aromatic."""
     assert TRUTHS["ring_count"]({"smiles": smiles}, "count") == rings
     assert TRUTHS["aromatic_ring_count"]({"smiles": smiles}, "count") == aromatic
+
+
+@pytest.mark.parametrize(("smiles", "present", "absent"), [
+    ("CC(=O)O", {"carboxylic_acid"}, {"ester", "ketone", "alcohol", "ether"}),
+    ("CC(=O)[O-]", {"carboxylic_acid"}, {"ester"}),
+    ("CC(=O)OC", {"ester"}, {"ether", "carboxylic_acid", "ketone"}),  # an ester's alkoxy O is no ether
+    ("CC(=O)N", {"amide"}, {"primary_amine", "ketone"}),  # an amide's NH2 is no amine
+    ("NC(=O)N", set(), {"amide", "primary_amine"}),  # urea: neither
+    ("COC(=O)NC", set(), {"amide", "ester", "ether"}),  # a carbamate: none of the three
+    ("CCN", {"primary_amine"}, {"amide"}), ("Nc1ccccc1", {"primary_amine", "benzene_ring"}, {"alkene"}),
+    ("CCOCC", {"ether"}, {"alcohol", "ester"}), ("c1ccoc1", set(), {"ether", "benzene_ring"}),
+    ("Oc1ccccc1", {"phenol", "benzene_ring"}, {"alcohol"}), ("OCC", {"alcohol"}, {"phenol"}),
+    ("CC=O", {"aldehyde"}, {"ketone"}), ("CC(C)=O", {"ketone"}, {"aldehyde"}),
+    ("C=CC", {"alkene"}, set()), ("c1ccccc1", {"benzene_ring"}, {"alkene"}), ("CC#N", {"nitrile"}, set()),
+    ("C[N+](=O)[O-]", {"nitro"}, set()), ("CN(=O)=O", {"nitro"}, set()), ("ClCCl", {"halogen"}, set()),
+    ("CS(N)(=O)=O", {"sulfonamide"}, {"primary_amine"}), ("c1ccc2ccccc2c1", {"benzene_ring"}, set()),
+])  # fmt: skip
+def test_functional_groups_are_the_chemists_groups(smiles, present, absent) -> None:
+    """Hand-checked: the SMARTS say what a chemist means (ester is no ether, amide NH2 no amine …)."""
+    found = groups_in(smiles)
+    assert present <= found and not (absent & found), found
+    assert groups_in("not a molecule") is None
+
+
+def test_functional_groups_agree_with_rdkits_fragment_counts_where_the_definitions_coincide(benchmark_data):
+    """Cross-check against RDKit's own fragment functions (same definitions) on every FreeSolv molecule."""
+    from rdkit.Chem import Fragments
+
+    same = {"nitrile": Fragments.fr_nitrile, "halogen": Fragments.fr_halogen, "ester": Fragments.fr_ester,
+            "ketone": Fragments.fr_ketone, "benzene_ring": Fragments.fr_benzene, "phenol": Fragments.fr_Ar_OH}
+    checked = Counter()
+    for r in load_records("freesolv", benchmark_data("freesolv")):
+        found = groups_in(r["smiles"])
+        mol = Chem.MolFromSmiles(r["smiles"])
+        for group, count in same.items():
+            assert (group in found) == (count(mol) > 0), (r["smiles"], group)
+            checked[group] += group in found
+    assert all(checked[g] >= 5 for g in same), checked
+
+
+@pytest.mark.parametrize("dataset", ["freesolv", "names"])
+def test_every_functional_group_is_asked_as_often_with_the_answer_yes_as_no(dataset, request) -> None:
+    """The group named predicts nothing: per group, as many molecules contain it as lack it (brute force)."""
+    records = request.getfixturevalue(dataset)
+    chosen = sample(records, 0)
+    posed = functional_group(records, chosen, 0)
+    by_id = {r["id"]: r for r in chosen}
+    names = {g.id: g.name for g in GROUPS}
+    assert len(posed) >= 0.9 * len(chosen)
+    per_group: dict[str, Counter] = {}
+    for item, p in posed.items():
+        assert p.texts == {} and dict(p.slots) == {"group": names[p.kind]}
+        assert p.truth == (p.kind in groups_in(by_id[item]["smiles"]))
+        per_group.setdefault(p.kind, Counter())[p.truth] += 1
+    assert len(per_group) >= 10, per_group
+    assert all(c[True] == c[False] for c in per_group.values()), per_group
+    # The question names the item's group (the composer reads only the sample, so the track, given the
+    # sample as its data set, poses the same items) and the truth is the composer's.
+    questions = [q for q in TRACK.questions(chosen) if q.task.task == "functional_group"]
+    truths = TRACK.truths(questions, chosen)
+    assert {q.item for q in questions} == set(posed)
+    for q in questions:
+        assert names[posed[q.item].kind] in q.request.prompt and "{group}" not in q.request.prompt
+        assert truths[q.request.id] is posed[q.item].truth
 
 
 @pytest.mark.parametrize(("text", "value"), [
@@ -209,7 +275,9 @@ def _written(value) -> str:
     return ("yes" if value else "no") if isinstance(value, bool) else str(value)
 
 
-NEW_TASKS = ("ring_count", "aromatic_ring_count", "equivalence", "name_equivalence", "similarity")
+NEW_TASKS = ("ring_count", "aromatic_ring_count", "equivalence", "name_equivalence", "similarity",
+             "functional_group")
+YES_NO = ("equivalence", "similarity", "functional_group")
 
 
 def test_an_oracle_is_perfect_and_constants_are_not_on_the_new_tasks(tmp_path, monkeypatch, freesolv) -> None:
@@ -220,7 +288,7 @@ def test_an_oracle_is_perfect_and_constants_are_not_on_the_new_tasks(tmp_path, m
     assert cells == {("ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
         ("aromatic_ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
         ("equivalence", "smiles"), ("name_equivalence", "iupac"), ("similarity", "smiles"),
-        ("similarity", "iupac")}
+        ("similarity", "iupac")} | {("functional_group", r) for r in ("smiles", "iupac", "selfies", "inchi")}
     questions = TRACK.questions(records)
     truths = TRACK.truths(questions, records)
     for task, rep in cells:
@@ -229,7 +297,7 @@ def test_an_oracle_is_perfect_and_constants_are_not_on_the_new_tasks(tmp_path, m
         assert oracle[(task, rep, "-", "balanced_accuracy_worst")] == 1.0, (task, rep)
         classes = {truths[q.request.id] for q in questions
                    if (q.task.task, q.representation) == (task, rep) and truths[q.request.id] is not None}
-        constant = True if task in ("equivalence", "similarity") else 1
+        constant = True if task in YES_NO else 1
         expected = (1 / len(classes)) if constant in classes else 0.0
         assert len(classes) >= 2 and expected <= 0.5
         # iupac cells: items whose names cannot be verified are left out, but the classes stay
@@ -262,8 +330,8 @@ def test_the_tool_reference_answers_every_new_question_exactly(tmp_path, monkeyp
     rows = _score(tmp_path, monkeypatch, records, lambda q, t: by_id.get(q.request.id, ""), "tools")
     for (task, rep, template, metric), value in rows.items():
         if task in NEW_TASKS and template != "-" and metric in ("accuracy", "validity"):
-            if task in ("equivalence", "similarity") and metric == "accuracy":
+            if task in YES_NO and metric == "accuracy":
                 continue  # yes/no: balanced accuracy below
             assert value == 1.0, (task, rep, template, metric)
-        if task in ("equivalence", "similarity") and metric == "balanced_accuracy":
+        if task in YES_NO and metric == "balanced_accuracy":
             assert value == 1.0, (task, rep, template)

@@ -32,9 +32,11 @@ def test_every_task_has_enough_distinct_templates_with_ids() -> None:
 @pytest.mark.parametrize("template_set", SETS, ids=lambda s: s.task)
 def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_format(template_set) -> None:
     s = template_set
+    fill = tuple((slot, slot.upper()) for slot in s.slots)  # a functional group's name, per item
     for rep in s.representations:
-        prompts = [s.prompt(t, rep, "MOLECULE") for t in s.templates]
+        prompts = [s.prompt(t, rep, "MOLECULE", fill) for t in s.templates]
         for prompt in prompts:
+            assert all(prompt.count(value) == 1 for _, value in fill)
             # The same required input (the molecule, once, named in its notation) and the same output request.
             # A drawing is never text: the prompt holds the image marker, the molecule goes as an image part.
             shown = IMAGE_SLOT if rep in IMAGES else "MOLECULE"
@@ -52,7 +54,7 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
     if len(s.representations) > 1:
         # The SMILES and IUPAC versions of one template differ only in the notation's name.
         t = s.templates[0]
-        a, b = (s.prompt(t, rep, "X").rsplit("\n", 1)[0] for rep in ("smiles", "iupac"))  # protocol line off
+        a, b = (s.prompt(t, rep, "X", fill).rsplit("\n", 1)[0] for rep in ("smiles", "iupac"))  # protocol off
         a, b = a.removesuffix(s.instruction["smiles"]), b.removesuffix(s.instruction["iupac"])
         assert a.replace(s.notation["smiles"], s.notation["iupac"]) == b
 
@@ -76,11 +78,19 @@ def test_a_template_that_drifts_is_refused_naming_the_task_and_template(tmp_path
     assert "two templates have the same text" in message
 
 
+def test_a_slot_left_unfilled_is_refused() -> None:
+    """A functional-group question without its group would ask nothing: the prompt refuses to be written."""
+    s = next(s for s in SETS if s.task == "functional_group")
+    with pytest.raises(ValueError, match="functional_group.*'group'"):
+        s.prompt(s.templates[0], "smiles", "CCO")
+    assert "an ester group?" in s.prompt(s.templates[0], "smiles", "CCO", (("group", "an ester group"),))
+
+
 def test_the_answer_asked_for_follows_the_representation_only_where_the_task_says() -> None:
     by_task = {s.task: s for s in SETS}
     reaction = by_task["forward_reaction"]
     # Reactants given as formulas can only be answered with a formula (ChemDIRT's formula-based reactions).
-    assert reaction.answer == {"smiles": "smiles", "iupac": "smiles", "formula": "formula"}
+    assert reaction.answer == {"smiles": "smiles", "iupac": "smiles", "formula": "formula", "image": "smiles"}
     assert "molecular formula" in reaction.instruction["formula"]
     assert reaction.inputs["formula"] == "reactants_smiles" and "product_smiles" in reaction.fields
     # Every other task asks for one kind of answer in every representation.
@@ -96,7 +106,7 @@ def test_a_per_representation_field_must_name_every_representation(tmp_path) -> 
     path = tmp_path / "templates.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(ValueError, match=r"task 'forward_reaction'.*instruction must be a string or a "
-                       r"mapping with exactly the keys \['smiles', 'iupac', 'formula'\]"):
+                       r"mapping with exactly the keys \['smiles', 'iupac', 'formula', 'image'\]"):
         load_template_sets(path)
 
 

@@ -214,7 +214,7 @@ class Oracle:
         blinded = t._parse_t5(prompt)
         if blinded is not None:
             return self._blinded(*blinded)
-        task, how, text = t._parse(prompt)
+        task, how, text, slots = t._parse_full(prompt)
         if task is None:
             return Truth("", None)
         named = how == "named"
@@ -226,7 +226,7 @@ class Oracle:
             return Truth("label", t._relational(task, how, text, shown) or None)
         kind = {"translation": "smiles" if named else "name", "formula": "formula", "lipinski": "label",
                 "molecular_weight": "number", "ring_count": "count",
-                "aromatic_ring_count": "count"}[task]  # fmt: skip
+                "aromatic_ring_count": "count", "functional_group": "label"}[task]  # fmt: skip
         mol = self._mol(text, named) if how in ("named", "with the SMILES") else t._read(how, text)
         if mol is None:
             return Truth(kind, None)
@@ -237,6 +237,8 @@ class Oracle:
             return Truth(kind, t._formula(mol), smiles=smiles)
         if task == "lipinski":
             return Truth(kind, t._lipinski(mol), smiles=smiles)
+        if task == "functional_group":
+            return Truth(kind, t._has_group(mol, slots.get("group")) or None, smiles=smiles)
         if kind == "count":
             rings = rdMolDescriptors.CalcNumAromaticRings if task == "aromatic_ring_count" else (
                 rdMolDescriptors.CalcNumRings)

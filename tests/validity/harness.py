@@ -40,7 +40,7 @@ SAMPLES: dict[str, tuple[str, int]] = {
 MORE_SAMPLES: dict[str, tuple[tuple[str, int], ...]] = {
     "consistency": (("smiles-iupac-pairs", 30), ("reactions-smiles-iupac", 24)),
     # T4's classification tasks (issue 33): balanced samples of the measured labels.
-    "prompt_robustness": (("clintox", 16), ("bbbp", 16)),
+    "prompt_robustness": (("clintox", 16), ("bbbp", 16), ("reactions-smiles-iupac", 24)),
 }
 
 

@@ -7,9 +7,10 @@ templates and in each of its representations (SMILES, IUPAC name, SELFIES and In
 and molecular formulas for reactions), about the same fixed sample of :data:`ITEMS_PER_DATASET` records of a
 data set (class-balanced for the classification sets). ChemDIRT's categories on the board (issue 33):
 property and descriptor questions (formula, weight, Lipinski, measured values), recognition (ring and
-aromatic ring counts), classification (ClinTox toxicity, BBBP penetration), relational (are two SMILES the
-same molecule, which of two molecules is more similar to a third: :mod:`.relational`), translation (name ↔
-SMILES) and reaction prediction; truths in :mod:`.truths`.
+aromatic ring counts, named functional groups: :mod:`.groups`), classification (ClinTox toxicity, BBBP
+penetration), relational (are two SMILES the same molecule, which of two molecules is more similar to a
+third: :mod:`.relational`), translation (name ↔ SMILES) and reaction prediction (reactants as SMILES, names,
+formulas or one drawing); truths in :mod:`.truths`.
 
 Two halves, as in T3 (:mod:`evaluators.asking`):
 
@@ -160,7 +161,10 @@ class PromptRobustnessTrack(AskingTrack):
     #: and a SMILES: name_equivalence); version 6's questions unchanged; image questions for models that take
     #: images (drawing → SMILES / name, formula, weight, Lipinski, ring counts), never part of a text-only
     #: model's definition.
-    version = 7
+    #: 8 (issue 33): functional-group recognition (yes/no, a named group per item, every group balanced:
+    #: :mod:`.groups`), in SMILES, IUPAC, SELFIES, InChI and images; reactions drawn as one image for models
+    #: that take images.
+    version = 8
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -253,6 +257,8 @@ class PromptRobustnessTrack(AskingTrack):
                 kind = s.answer[representation]
                 if posed is None:
                     texts = written_all(s, representation, chosen)
+                elif s.slots:  # one molecule, written as usual, and the composer's slot values
+                    texts = {i: t for i, t in written_all(s, representation, chosen).items() if i in posed}
                 else:  # relational: only the items the composer could pose, in their own texts
                     texts = {i: p.texts[representation] for i, p in posed.items()
                              if representation in p.texts}  # fmt: skip
@@ -265,7 +271,8 @@ class PromptRobustnessTrack(AskingTrack):
                             continue
                         request = GenerationRequest(
                             id=f"{s.task}|{representation}|{template.id}|{item}",
-                            prompt=s.prompt(template, representation, texts[item]),
+                            prompt=s.prompt(template, representation, texts[item],
+                                            posed[item].slots if posed else ()),
                             max_new_tokens=budget,
                             temperature=TEMPERATURE,
                             seed=seed,

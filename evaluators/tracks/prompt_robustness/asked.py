@@ -4,7 +4,8 @@ Split from :mod:`evaluators.tracks.prompt_robustness` (the track) so that the qu
 which tasks a model is asked (:func:`asked_sets`: a text-only model is never asked an image question, and
 its tasks are then exactly the text tasks), how a record's molecule is written in each representation
 (:func:`written`; an image is the notation registry's RDKit drawing, sent as an image part), the seeded
-sample of records (:func:`sample`) and the relational items (:func:`composed`).
+sample of records (:func:`sample`) and the composed items (:func:`composed`: relational questions and
+functional groups).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 
 from evaluators.notations.smiles import canonical_smiles
+from evaluators.tracks.prompt_robustness.groups import functional_group  # noqa: F401 - registers its composer
 from evaluators.tracks.prompt_robustness.relational import COMPOSERS, Posed
 from evaluators.tracks.prompt_robustness.templates import IMAGES, TemplateSet, load_template_sets
 
@@ -138,6 +140,6 @@ def applicable(
 def composed(
     template_set: TemplateSet, records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
 ) -> dict[str, Posed] | None:
-    """Return a relational task's items on the sample (:mod:`.relational`); ``None`` for other tasks."""
+    """Return a composed task's items on the sample (:mod:`.relational`, :mod:`.groups`); else ``None``."""
     compose = COMPOSERS.get(template_set.task)
     return None if compose is None else compose(records, chosen, seed)

@@ -44,16 +44,19 @@ _EDITS = {"C": "N", "N": "C", "O": "S", "S": "O", "F": "Cl", "Cl": "Br", "Br": "
 
 @dataclass(frozen=True, slots=True)
 class Posed:
-    """One relational item: its texts, its truth, how it was built and the other records it shows.
+    """One composed item: its texts, its truth, how it was built and the other records it shows.
 
-    ``texts``: the ``{molecule}`` slot per representation; ``members``: ids of the data set's other records
-    shown (their names, too, must be the compounds: the track checks them).
+    ``texts``: the ``{molecule}`` slot per representation (empty: the record's molecule, written as in any
+    single-molecule question, :func:`~.asked.written`); ``members``: ids of the data set's other records
+    shown (their names, too, must be the compounds: the track checks them); ``slots``: the item's values of
+    the task's further template slots (the functional group named, :mod:`.groups`).
     """
 
     texts: dict[str, str]
     truth: bool
     kind: str
     members: tuple[str, ...] = ()
+    slots: tuple[tuple[str, str], ...] = ()
 
 
 def _order(seed: int, salt: str, ids: Sequence[str]) -> list[str]:
@@ -242,8 +245,6 @@ def similarity(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str
     return out
 
 
-#: Task → composer(records, sample, seed): the relational tasks of ``prompt_templates.json``.
-Composer = Callable[[Sequence[dict[str, str]], Sequence[dict[str, str]], int], dict[str, Posed]]
 def name_equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
                      ) -> dict[str, Posed]:  # fmt: skip
     """Pose "are this name and this SMILES the same molecule?": :func:`equivalence`'s items without stereo.
@@ -256,6 +257,9 @@ def name_equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[st
             for item, p in equivalence(records, chosen, seed).items() if "iupac" in p.texts}  # fmt: skip
 
 
+#: Task → composer(records, sample, seed): the tasks of ``prompt_templates.json`` whose items are composed
+#: (the relational ones here; functional groups register from :mod:`.groups`).
+Composer = Callable[[Sequence[dict[str, str]], Sequence[dict[str, str]], int], dict[str, Posed]]
 COMPOSERS: dict[str, Composer] = {
     "equivalence": equivalence,
     "name_equivalence": name_equivalence,

@@ -86,6 +86,9 @@ class TemplateSet:
     balance : str
         A binary record field (a measured label) the data set's sample is balanced on
         (:func:`evaluators.tracks.prompt_robustness.sample`); ``""``: none.
+    slots : tuple of str
+        Further template slots, filled per item by the task's composer (``{group}``: the functional group
+        asked about, :mod:`evaluators.tracks.prompt_robustness.groups`).
     """
 
     task: str
@@ -99,6 +102,7 @@ class TemplateSet:
     templates: tuple[Template, ...]
     notation: dict[str, str]
     balance: str = ""
+    slots: tuple[str, ...] = ()
 
     @property
     def numeric(self) -> bool:
@@ -110,17 +114,26 @@ class TemplateSet:
         """Every record field the task reads."""
         return tuple(dict.fromkeys((*self.inputs.values(), *self.needs)))
 
-    def prompt(self, template: Template, representation: str, molecule: str) -> str:
+    def prompt(self, template: Template, representation: str, molecule: str,
+               fill: tuple[tuple[str, str], ...] = ()) -> str:  # fmt: skip
         """Return ``template`` about ``molecule`` written in ``representation``, with the instruction.
 
-        The answer protocol's last line follows (:func:`evaluators.asking.protocol.with_protocol`).
+        ``fill``: the values of the task's further :attr:`slots` for this item. The answer protocol's last
+        line follows (:func:`evaluators.asking.protocol.with_protocol`).
         """
         from evaluators.asking.protocol import with_protocol
 
         notation = self.notation[representation]
         if representation in IMAGES:
             molecule = IMAGE_SLOT  # the drawing is an image part of the request, never text
-        text = template.text.replace("{notation}", notation).replace("{molecule}", molecule)
+        text = template.text.replace("{notation}", notation)
+        values = dict(fill)
+        missing = [slot for slot in self.slots if slot not in values]
+        if missing:
+            raise ValueError(f"task {self.task!r}, template {template.id}: no value for the slots {missing}")
+        for slot in self.slots:  # before the molecule: a name shown may itself contain braces
+            text = text.replace("{" + slot + "}", values[slot])
+        text = text.replace("{molecule}", molecule)
         kind = self.answer[representation]
         return with_protocol(f"{text} {self.instruction[representation]}", kind, what=WHAT.get(kind, ""))
 
@@ -144,7 +157,7 @@ class TemplateSet:
             task=self.task, label=self.label, answer=only(self.answer), representations=kept,
             inputs=only(self.inputs), needs=self.needs, keywords=self.keywords,
             instruction=only(self.instruction), templates=self.templates, notation=only(self.notation),
-            balance=self.balance,
+            balance=self.balance, slots=self.slots,
         )  # fmt: skip
 
     def definition(self) -> dict[str, Any]:
@@ -159,6 +172,7 @@ class TemplateSet:
             "notation": dict(self.notation),
             "templates": {t.id: t.text for t in self.templates},
             **({"balance": self.balance} if self.balance else {}),
+            **({"slots": list(self.slots)} if self.slots else {}),
         }
 
 
@@ -196,6 +210,7 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
     for t in templates:
         slots = re.findall(r"\{(\w+)\}", t.text)
         wanted = ["molecule", "notation"] if len(reps) > 1 else ["molecule"]
+        wanted += list(entry.get("slots", ()))
         if sorted(slots) != sorted(wanted):
             problems.append(f"template {t.id}: slots {slots}, expected each of {wanted} once")
         missing = [k for k in entry["keywords"] if k.lower() not in t.text.lower()]
@@ -220,6 +235,7 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
         templates=templates,
         notation={r: notation[r] for r in reps if r in notation},
         balance=str(entry.get("balance", "")),
+        slots=tuple(entry.get("slots", ())),
     )
 
 

@@ -28,6 +28,7 @@ import pandas as pd
 
 from evaluators.answers.ranges import PLAUSIBLE
 from evaluators.tracks.prompt_robustness import ITEMS_PER_DATASET, SETS, TRACK
+from evaluators.tracks.prompt_robustness.groups import GROUPS
 from evaluators.tracks.prompt_robustness.scores import PRIMARY
 from leaderboard.markdown import code, esc, table
 from leaderboard.ranking.stability import ranking_stability
@@ -43,6 +44,7 @@ _SETS = {s.task: s for s in SETS}
 CATEGORIES = {
     "formula": "property calculation", "molecular_weight": "property calculation",
     "lipinski": "property calculation", "ring_count": "recognition", "aromatic_ring_count": "recognition",
+    "functional_group": "recognition",
     "hydration_free_energy": "property prediction", "aqueous_solubility": "property prediction",
     "iupac_to_smiles": "translation", "smiles_to_iupac": "translation", "clinical_toxicity": "classification",
     "bbb_penetration": "classification", "equivalence": "relational", "similarity": "relational",
@@ -337,8 +339,9 @@ def methodology() -> list[str]:
             ],
         ),  # fmt: skip
         "",
-        "Retrosynthesis is not asked yet: a product has many valid routes and the data record one, with its "
-        "reagents, so exact match would measure the data's bookkeeping (issue 33 keeps it open). "
+        "Retrosynthesis is not asked yet: a product has many valid routes and the data record one, mixed "
+        "with its reagents and solvents (no atom mapping says which components are reactants), so exact "
+        "match would measure the data's bookkeeping (issue 33 keeps it open). "
         "Description-based design is not asked: its truth would be a judgement of the design, not a "
         "structure the answer can be compared with.",
         "",
@@ -358,6 +361,18 @@ def methodology() -> list[str]:
         "equivalence items without stereo marks with A written as its IUPAC name (kept only where OPSIN "
         "reads the name as exactly the record's molecule), so a name silent on stereo or written as another "
         "tautomer never makes the truth ambiguous.",
+        "",
+        "Functional groups: each item names one group of the table below (`{group}` in the templates) and "
+        "asks whether the molecule contains it; the truth is whether RDKit finds the group's SMARTS. Every "
+        "group is asked about as many molecules that contain it as molecules that lack it (rounds over the "
+        "groups, each taking one of each from the sample in sha256 order), so neither the group named nor "
+        "the class balance predicts the answer: a constant or a guess from the group's name scores 0.5.",
+        "",
+        table(["Group as asked", "SMARTS (RDKit)"], [[esc(g.name), code(g.smarts)] for g in GROUPS]),
+        "",
+        "Reactions are also drawn, every reactant and reagent in one image, for models that take images; the "
+        "product is asked as a SMILES, and answering with one of the reactants counts as no answer (echo), "
+        "as for the other writings.",
         "",
         "**Headline criteria** (per data set, task and representation; issue 28: none can be won by an "
         "answerer that does not read the molecule — `tests/validity` runs constant, abstaining, "
