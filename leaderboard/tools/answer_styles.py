@@ -370,6 +370,7 @@ TRACK_TASKS: tuple[tuple[str, str, str], ...] = (
     ("T4", "bbb_penetration", "label"),
     ("T4", "equivalence", "label"),
     ("T4", "similarity", "label"),
+    ("T4", "functional_group", "label"),
 )
 UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aqueous_solubility": "log units",
          "log_solubility": "(log S)"}  # fmt: skip

@@ -39,7 +39,7 @@ SAMPLES: dict[str, tuple[str, int]] = {
 #: Lipinski, ΔG_hyd; the name pairs: translation, formula, Lipinski; the reactions: reaction).
 MORE_SAMPLES: dict[str, tuple[tuple[str, int], ...]] = {
     "consistency": (("smiles-iupac-pairs", 30), ("reactions-smiles-iupac", 24)),
-    # T4's classification tasks (issue 33): balanced samples of the measured labels.
+    # T4: its classification tasks (issue 33: balanced samples of the measured labels) and its reactions.
     "prompt_robustness": (("clintox", 16), ("bbbp", 16), ("reactions-smiles-iupac", 24)),
 }
 
