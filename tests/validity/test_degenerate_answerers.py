@@ -3,7 +3,8 @@
 Like scikit-learn's shared estimator checks, every generative track is run with the same synthetic
 answerers (:mod:`tests.validity.answerers`) through its **real host scoring** (``Track.score`` on a
 ``completions.jsonl``) on small fixed samples of real data sets (:data:`tests.validity.harness.SAMPLES`, plus
-:data:`~tests.validity.harness.MORE_SAMPLES`: T3 also on smiles-iupac-pairs and reactions-smiles-iupac),
+:data:`~tests.validity.harness.MORE_SAMPLES`: T3 also on smiles-iupac-pairs and reactions-smiles-iupac, T4
+on ClinTox, BBBP and the reactions, drawings included),
 and its rows become criteria through the board's own code (``headline_rows`` → ``criteria_table``, the
 direction of each metric applied): exactly what the board ranks.
 
