@@ -261,7 +261,7 @@ def _relational(task: str, how: str, text: str, by_name: dict[str, Chem.Mol | No
             return ""
         return "yes" if Chem.MolToSmiles(mols[0]) == Chem.MolToSmiles(mols[1]) else "no"
     parts = _trio(text)
-    mols = [by_name.get(p) if how == "named" else Chem.MolFromSmiles(p) for p in parts]
+    mols = [by_name.get(p) if how == "named" else _read(how, p) for p in parts]
     if len(mols) != 3 or None in mols:
         return ""
     fps = [_MORGAN.GetFingerprint(m) for m in mols]

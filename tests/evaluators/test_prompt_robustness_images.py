@@ -33,7 +33,8 @@ RECORDS = [
 ]
 IMAGE_CELLS = {("formula", "image"), ("molecular_weight", "image"), ("lipinski", "image"),
                ("ring_count", "image"), ("aromatic_ring_count", "image"), ("image_to_smiles", "image"),
-               ("image_to_iupac", "image"), ("functional_group", "image")}  # fmt: skip
+               ("image_to_iupac", "image"), ("functional_group", "image"),
+               ("hydration_free_energy", "image")}  # fmt: skip
 
 
 def _track(images: bool) -> PromptRobustnessTrack:
@@ -138,6 +139,8 @@ def _right(q, by_record) -> str:
         return "yes"  # four small molecules: no violation
     if task == "image_to_iupac":
         return by_record[q.item]["iupac"]
+    if task == "hydration_free_energy":
+        return by_record[q.item]["value"]
     if task == "functional_group":  # the group the question names, decided by its SMARTS
         group = next(g for g in GROUPS if g.name in q.request.prompt)
         return "yes" if group.id in groups_in(by_record[q.item]["smiles"]) else "no"

@@ -24,6 +24,7 @@ from rdkit.Chem import rdFingerprintGenerator
 
 from evaluators.answers import read
 from evaluators.datasets import load_records
+from evaluators.notations.representations import get_representation
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.prompt_robustness import COMPLETIONS, PromptRobustnessTrack, balance_field, sample
 from evaluators.tracks.prompt_robustness.groups import GROUPS, functional_group, groups_in
@@ -146,7 +147,12 @@ def test_clintox_is_asked_on_a_balanced_sample_with_the_files_labels(benchmark_d
             assert truths[q.request.id] == (column[int(q.item)] == "1")
             # Written as RDKit's canonical SMILES, component by component: DeepChem's Kekulé writing of the
             # toxic aromatics (a label shortcut, evaluators/datasets/leaks.py) never reaches the prompt.
-            assert q.shown == ".".join(_canon(p) for p in records[int(q.item)]["smiles"].split("."))
+            # SELFIES, InChI and the drawing are written from that canonical SMILES too.
+            canonical = ".".join(_canon(p) for p in records[int(q.item)]["smiles"].split("."))
+            if q.representation == "smiles":
+                assert q.shown == canonical
+            elif q.representation in ("selfies", "inchi"):
+                assert q.shown == get_representation(q.representation).write(canonical)
 
 
 def test_bbbp_is_asked_only_on_bbbp_and_unreadable_molecules_are_left_out(benchmark_data) -> None:
@@ -214,7 +220,7 @@ def test_similarity_truth_is_brute_force_tanimoto_with_the_margin_and_balanced(d
     for r in records:
         if (mol := Chem.MolFromSmiles(r["smiles"])) is not None:
             by_smiles.setdefault(Chem.MolToSmiles(mol), r)
-    truths = Counter()
+    truths, written = Counter(), Counter()
     for p in posed.values():
         a, b, c = (part.split(": ", 1)[1] for part in p.texts["smiles"].split(", ", 2))
         fa, fb, fc = (MORGAN.GetFingerprint(Chem.MolFromSmiles(s)) for s in (a, b, c))
@@ -225,6 +231,14 @@ def test_similarity_truth_is_brute_force_tanimoto_with_the_margin_and_balanced(d
         if "iupac" in p.texts:  # the same three molecules, by the set's names
             names = (by_smiles[s]["iupac"] for s in (a, b, c))
             assert p.texts["iupac"] == "A: {}, B: {}, C: {}".format(*names)
+        for notation in ("selfies", "inchi"):  # the same three molecules, read back by the registry
+            if notation in p.texts:
+                shown = (part.split(": ", 1)[1] for part in p.texts[notation].split(", ", 2))
+                assert [get_representation(notation).read(x) for x in shown] == [a, b, c]
+                written[notation] += 1
+    # Measured on the name pairs: SELFIES 183 of 190 items, InChI 58 (all three must read back exactly, and
+    # InChI's mobile hydrogens and stereo layers change many); balanced accuracy is unmoved by the balance.
+    assert written["selfies"] >= 0.8 * len(posed) and written["inchi"] >= 0.25 * len(posed), written
     assert abs(truths[True] - truths[False]) <= 1
 
 
@@ -288,7 +302,8 @@ def test_an_oracle_is_perfect_and_constants_are_not_on_the_new_tasks(tmp_path, m
     assert cells == {("ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
         ("aromatic_ring_count", r) for r in ("smiles", "iupac", "selfies", "inchi")} | {
         ("equivalence", "smiles"), ("name_equivalence", "iupac"), ("similarity", "smiles"),
-        ("similarity", "iupac")} | {("functional_group", r) for r in ("smiles", "iupac", "selfies", "inchi")}
+        ("similarity", "iupac"), ("similarity", "selfies"), ("similarity", "inchi")} | {
+        ("functional_group", r) for r in ("smiles", "iupac", "selfies", "inchi")}
     questions = TRACK.questions(records)
     truths = TRACK.truths(questions, records)
     for task, rep in cells:

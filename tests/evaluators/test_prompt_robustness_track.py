@@ -57,7 +57,8 @@ MOLECULE_CELLS = {
     ("molecular_weight", "smiles"), ("molecular_weight", "iupac"), ("molecular_weight", "selfies"),
     ("molecular_weight", "inchi"), ("lipinski", "smiles"), ("lipinski", "iupac"), ("lipinski", "selfies"),
     ("lipinski", "inchi"),
-    ("hydration_free_energy", "smiles"), ("hydration_free_energy", "iupac"), ("iupac_to_smiles", "iupac"),
+    ("hydration_free_energy", "smiles"), ("hydration_free_energy", "iupac"),
+    ("hydration_free_energy", "selfies"), ("hydration_free_energy", "inchi"), ("iupac_to_smiles", "iupac"),
     ("smiles_to_iupac", "smiles"),
 }  # fmt: skip
 REACTION_CELLS = {("forward_reaction", rep) for rep in ("smiles", "iupac", "formula")}
@@ -433,8 +434,8 @@ def test_the_answer_table_has_one_row_per_question_with_the_declared_columns(tmp
     assert tuple(header) == TRACK.tables[0].columns
     table = _table(out)
     questions = TRACK.questions(MOLECULES)
-    # formula, weight and Lipinski in 4 representations, HFE in 2, 2 tasks in 1: 16 cells × 6 templates
-    assert len(table) == len(questions) == len(MOLECULES) * 96
+    # formula, weight, Lipinski and HFE in 4 representations, 2 tasks in 1: 18 cells × 6 templates
+    assert len(table) == len(questions) == len(MOLECULES) * 108
     assert [(r["task"], r["representation"], r["template"], r["id"]) for r in table] == [
         (q.task.task, q.representation, q.template, q.item) for q in questions
     ]
@@ -498,8 +499,8 @@ def test_ask_generates_each_distinct_prompt_once_and_answers_every_id(tmp_path) 
     result = TRACK.run(adapter, TRACK.container_dataset(records), out_dir=out, log=lambda _: None)
     questions = TRACK.questions(records)
     prompts = [r.prompt for r in adapter.requests]
-    assert len(prompts) == len(set(prompts)) == len({q.request.prompt for q in questions}) == 2 * 96
-    assert result["counts"]["n_requests"] == 3 * 96 and result["counts"]["n_generated"] == 2 * 96
+    assert len(prompts) == len(set(prompts)) == len({q.request.prompt for q in questions}) == 2 * 108
+    assert result["counts"]["n_requests"] == 3 * 108 and result["counts"]["n_generated"] == 2 * 108
     lines = [json.loads(line) for line in (out / COMPLETIONS).read_text(encoding="utf-8").splitlines()]
     by_id = {line["id"]: line["completion"] for line in lines}
     assert len(lines) == len(by_id) == len(questions)

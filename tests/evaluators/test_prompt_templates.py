@@ -52,11 +52,12 @@ def test_every_template_asks_the_same_question_with_the_same_inputs_and_answer_f
         # Only the wording differs: every prompt is distinct.
         assert len(set(prompts)) == len(prompts)
     if len(s.representations) > 1:
-        # The SMILES and IUPAC versions of one template differ only in the notation's name.
+        # The versions of one template in two writings differ only in the notation's name.
         t = s.templates[0]
-        a, b = (s.prompt(t, rep, "X", fill).rsplit("\n", 1)[0] for rep in ("smiles", "iupac"))  # protocol off
-        a, b = a.removesuffix(s.instruction["smiles"]), b.removesuffix(s.instruction["iupac"])
-        assert a.replace(s.notation["smiles"], s.notation["iupac"]) == b
+        one, two = s.representations[:2]
+        a, b = (s.prompt(t, rep, "X", fill).rsplit("\n", 1)[0] for rep in (one, two))  # protocol line off
+        a, b = a.removesuffix(s.instruction[one]), b.removesuffix(s.instruction[two])
+        assert a.replace(s.notation[one], s.notation[two]) == b
 
 
 def test_a_template_that_drifts_is_refused_naming_the_task_and_template(tmp_path) -> None:
@@ -110,10 +111,10 @@ def test_a_per_representation_field_must_name_every_representation(tmp_path) -> 
         load_template_sets(path)
 
 
-def test_the_solubility_task_is_numeric_in_smiles_only_and_naming_needs_a_named_set() -> None:
+def test_the_solubility_task_is_numeric_without_names_and_naming_needs_a_named_set() -> None:
     by_task = {s.task: s for s in SETS}
     solubility = by_task["aqueous_solubility"]
-    assert solubility.numeric and solubility.representations == ("smiles",)
+    assert solubility.numeric and solubility.representations == ("smiles", "selfies", "inchi", "image")
     assert solubility.fields == ("smiles", "log_solubility")
     assert "log10" in solubility.instruction["smiles"] and "mol/L" in solubility.instruction["smiles"]
     # Naming is posed where the set names its molecules: not on reaction products or the solubility set.

@@ -163,7 +163,8 @@ class PromptRobustnessTrack(AskingTrack):
     #: model's definition.
     #: 8 (issue 33): functional-group recognition (yes/no, a named group per item, every group balanced:
     #: :mod:`.groups`), in SMILES, IUPAC, SELFIES, InChI and images; reactions drawn as one image for models
-    #: that take images.
+    #: that take images; classification, measured properties and similarity also in SELFIES and InChI
+    #: (drawings where one molecule is shown): every category in at least three notations.
     version = 8
     main_metric = "accuracy_mean"
     description = (

@@ -17,6 +17,8 @@
   closer one is shown as B on every other item (again in hash order): yes and no are balanced, and the
   position of a molecule carries no label. Names (the ``iupac`` writing) are the data set's own; the
   track verifies all three against their SMILES (OPSIN), as it does the name of every named question.
+  SELFIES and InChI writings are the notation registry's, asked only where all three read back as the
+  molecules shown in SMILES.
 
 Each composer returns, per record id of the sample, the text that fills the template's ``{molecule}`` slot
 in each representation, the truth (a bool) and what kind of item it is; items it cannot pose (RDKit cannot
@@ -205,6 +207,22 @@ def equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, st
     return out
 
 
+#: Further notations the similarity question is written in, each only where all three molecules read back.
+_REGISTERED = ("selfies", "inchi")
+
+
+def _written(notation: str, smiles: str) -> str | None:
+    """``smiles`` in the registry's ``notation``; ``None`` if it does not read back as the same molecule."""
+    from evaluators.notations.representations import NotWritable, get_representation
+
+    writer = get_representation(notation)
+    try:
+        out = writer.write(smiles)
+    except NotWritable:
+        return None
+    return out if writer.read(out) == smiles else None
+
+
 def _fingerprint(mol):
     from rdkit.Chem import rdFingerprintGenerator
 
@@ -241,6 +259,10 @@ def similarity(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str
         texts = {"smiles": "A: {}, B: {}, C: {}".format(*(_canonical(mol) for _, mol, _ in trio))}
         if all(str(r.get("iupac") or "").strip() for r, _, _ in trio):
             texts["iupac"] = "A: {}, B: {}, C: {}".format(*(str(r["iupac"]).strip() for r, _, _ in trio))
+        for notation in _REGISTERED:
+            written = [_written(notation, _canonical(mol)) for _, mol, _ in trio]
+            if None not in written:
+                texts[notation] = "A: {}, B: {}, C: {}".format(*written)
         out[item] = Posed(texts, position % 2 == 0, "b-closer" if position % 2 == 0 else "c-closer", (b, c))
     return out
 
