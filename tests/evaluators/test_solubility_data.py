@@ -10,6 +10,7 @@ import importlib.resources
 import json
 import math
 import re
+from collections import Counter
 
 import pytest
 from rdkit import Chem
@@ -103,10 +104,12 @@ def test_t4_poses_exactly_the_solubility_task_on_it(records) -> None:
     assert [s.task for s in applicable(records)] == ["aqueous_solubility"]
     assert TRUTHS["aqueous_solubility"](records[0], "number") == -3.18
     questions = PromptRobustnessTrack(TrackOptions()).questions(records)
-    assert len(questions) == 6 * ITEMS_PER_DATASET
-    assert {(q.task.task, q.representation, q.kind) for q in questions} == {
-        ("aqueous_solubility", "smiles", "number")
-    }
+    # As SMILES, SELFIES and InChI (a text-only model: no drawings); SELFIES and InChI only where they read
+    # back as the molecule (measured: 3 450 questions in all, 1 200 of them as SMILES).
+    asked = Counter(q.representation for q in questions)
+    assert asked["smiles"] == 6 * ITEMS_PER_DATASET and set(asked) == {"smiles", "selfies", "inchi"}
+    assert all(asked[r] >= 0.8 * 6 * ITEMS_PER_DATASET for r in asked), asked
+    assert {(q.task.task, q.kind) for q in questions} == {("aqueous_solubility", "number")}
     instruction = "Answer with a number (log10 of the solubility in mol/L) only."
     assert all(q.request.prompt.rsplit("\n", 1)[0].endswith(" " + instruction) for q in questions)
 
