@@ -17,8 +17,9 @@ SELFIES and InChI are asked only where the question means the same with that inp
 kind of answer: the formula, Lipinski and hydration free energy questions. Not ``translation``: its wording
 asks for "the other notation" (name ↔ SMILES), which a SELFIES or an InChI does not have; not ``reaction``:
 its reactants are introduced as "SMILES strings" or "IUPAC names", and a reaction's components would each
-have to read back (its answers are SMILES either way). The InChI's main layer states the molecular formula:
-the formula question from an InChI measures reading the notation, not computing.
+have to read back (its answers are SMILES either way, or, in ``reaction_own_notation``, the consistency
+study's own setting, a SMILES from SMILES and a name from names). The InChI's main layer states the
+molecular formula: the formula question from an InChI measures reading the notation, not computing.
 """
 
 from __future__ import annotations
@@ -183,6 +184,21 @@ TASKS: tuple[Task, ...] = (
         reactions=True,
         echo_is_no_answer=True,
     ),
+    Task(
+        name="reaction_own_notation",
+        label="Forward reaction prediction (product in the reactants' notation)",
+        # The consistency study's setting (its eq. 4): SMILES in → SMILES out, IUPAC names in → a name out;
+        # both answers are read back to a structure (RDKit, OPSIN) before they are compared.
+        template="Based on {molecule} predict the product, written the way the reactants are written: its "
+        "SMILES string if they are given as SMILES strings, its IUPAC name if they are given as IUPAC names. "
+        "Please output the product directly.",
+        answer={"smiles": "smiles", "iupac": "name", "randomized": "smiles"},
+        needs=("reactants_smiles", "reactants_iupac", "product_smiles"),
+        max_new_tokens=128,
+        reactions=True,
+        echo_is_no_answer=True,
+        what="the product's SMILES or IUPAC name, as asked",
+    ),
 )
 
 
@@ -199,12 +215,13 @@ def truth(task: Task, record: dict[str, str]) -> Any:
     translation: the canonical SMILES of the molecule; formula: its Hill formula (element counts, charges
     left out, as the answers are normalised); lipinski: at most one of MW > 500, Crippen logP > 5,
     > 5 H-bond donors, > 10 acceptors (RDKit's Lipinski definitions); hydration_free_energy: the record's
-    value; reaction: the canonical SMILES of the recorded product.
+    value; reaction, reaction_own_notation: the canonical SMILES of the recorded product (a name answer is
+    read back to a structure before it is compared).
     """
     from evaluators.answers import normalise_formula
     from evaluators.notations.smiles import canonical_smiles
 
-    if task.name == "reaction":
+    if task.reactions:
         return canonical_smiles(record["product_smiles"])
     if task.name == "hydration_free_energy":
         return float(record["value"])

@@ -91,7 +91,7 @@ def build() -> list[dict[str, Any]]:
 
     n = len(MOLECULES)
     for t, (track, task, kind) in enumerate(TRACK_TASKS):
-        if kind == "smiles" and task in ("reaction", "forward_reaction"):
+        if kind == "smiles" and task in ("reaction", "reaction_own_notation", "forward_reaction"):
             for j, (reactants, product, by) in enumerate(REACTIONS):
                 other = REACTIONS[(j + 3) % len(REACTIONS)][1]
                 style, text, exp, why = smiles_styles(product, other, j)[(j * 3 + t) % 16]

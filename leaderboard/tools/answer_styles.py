@@ -371,6 +371,8 @@ TRACK_TASKS: tuple[tuple[str, str, str], ...] = (
     ("T4", "equivalence", "label"),
     ("T4", "similarity", "label"),
     ("T4", "functional_group", "label"),
+    ("T3", "reaction_own_notation", "smiles"),
+    ("T3", "reaction_own_notation", "name"),
 )
 UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aqueous_solubility": "log units",
          "log_solubility": "(log S)"}  # fmt: skip

@@ -193,7 +193,7 @@ def test_the_answer_table_never_writes_through_a_link(tmp_path, monkeypatch) -> 
 
 def test_tasks_declare_their_truth() -> None:
     record = RECORDS[3]
-    truths = {t.name: truth(t, record) for t in TASKS if t.name != "reaction"}
+    truths = {t.name: truth(t, record) for t in TASKS if not t.reactions}
     assert truths == {
         "translation": "CC(=O)Oc1ccccc1C(=O)O",
         "formula": "C9H8O4",
@@ -213,16 +213,53 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
     out = tmp_path / "out"
     out.mkdir()
     questions = TRACK.questions(reactions)
-    assert {q.task.name for q in questions} == {"reaction"}
+    assert {q.task.name for q in questions} == {"reaction", "reaction_own_notation"}
     echo = {q.request.id: q.shown if q.item == "r1" else q.shown.split(".")[0] for q in questions}
     lines = [json.dumps({"id": i, "completion": text}) for i, text in echo.items()]
     (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    rows = {(dict(r.dims)["pair"], dict(r.dims)["representation"], r.metric): r.value
+    rows = {(dict(r.dims)["task"], dict(r.dims)["pair"], dict(r.dims)["representation"], r.metric): r.value
             for r in TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows}  # fmt: skip
     # Copying the reactants (all of them, or one) back is invariant under any SMILES rewriting; it must
-    # not count as a consistent prediction.
-    assert rows[("-", "smiles", "missing_share")] == 1.0
-    assert rows[("smiles-randomized", "-", "consistency")] == 0.0
+    # not count as a consistent prediction — nor, in the reactants' own notation, a reactant's name.
+    for task in ("reaction", "reaction_own_notation"):
+        assert rows[(task, "-", "smiles", "missing_share")] == 1.0
+        assert rows[(task, "smiles-randomized", "-", "consistency")] == 0.0
+    assert rows[("reaction_own_notation", "-", "iupac", "missing_share")] == 1.0
+
+
+def test_the_product_in_the_reactants_notation_is_read_back_to_a_structure(tmp_path, monkeypatch) -> None:
+    """Issue 33 item 4 (the study's eq. 4): names in → a name out, SMILES in → a SMILES out, compared as
+    structures; a SMILES given where the name was asked is not what was asked (unreadable as a name)."""
+    reactions = [
+        {"id": "r1", "smiles": "CC(=O)OCC", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac":
+         "acetic acid.ethanol", "product_smiles": "CC(=O)OCC", "product_iupac": "ethyl acetate"},
+        {"id": "r2", "smiles": "CC(=O)Nc1ccccc1", "reactants_smiles": "CC(=O)Cl.Nc1ccccc1",
+         "reactants_iupac": "acetyl chloride.aniline", "product_smiles": "CC(=O)Nc1ccccc1",
+         "product_iupac": "N-phenylacetamide"},
+    ]  # fmt: skip
+    monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
+    by_id = {r["id"]: r for r in reactions}
+    questions = [q for q in TRACK.questions(reactions) if q.task.name == "reaction_own_notation"]
+    assert {q.representation: q.kind for q in questions} == {"smiles": "smiles", "iupac": "name",
+                                                             "randomized": "smiles"}  # fmt: skip
+    assert all("IUPAC name if they are given as IUPAC names" in q.request.prompt for q in questions)
+
+    def scored(answer) -> dict:
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        out.mkdir()
+        lines = [json.dumps({"id": q.request.id, "completion": answer(q)})
+                 for q in TRACK.questions(reactions)]  # fmt: skip
+        (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        rows = TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows
+        return {(*(v for _, v in r.dims), r.metric): r.value for r in rows}
+
+    own = scored(lambda q: by_id[q.item]["product_iupac" if q.kind == "name" else "product_smiles"])
+    assert own[("reaction_own_notation", "-", "iupac", "accuracy")] == 1.0
+    assert own[("reaction_own_notation", "smiles-iupac", "-", "consistency")] == 1.0
+    smiles_only = scored(lambda q: by_id[q.item]["product_smiles"])
+    assert smiles_only[("reaction_own_notation", "-", "iupac", "missing_share")] == 1.0
+    assert smiles_only[("reaction_own_notation", "smiles-iupac", "-", "consistency")] == 0.0
+    assert smiles_only[("reaction", "smiles-iupac", "-", "consistency")] == 1.0  # asked for SMILES there
 
 
 @pytest.mark.parametrize("absurd", ["1e14", "-1e9", "34"])

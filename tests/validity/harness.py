@@ -57,8 +57,10 @@ def _names(records: Sequence[dict[str, str]]) -> dict[str, str]:
 
     out = {}
     for r in records:
-        if r.get("iupac") and (smiles := canonical_smiles(r["smiles"])):
-            out.setdefault(smiles, r["iupac"])
+        # A molecule's name; a reaction's product by its name (T3 asks it as a name from names).
+        for name, structure in (("iupac", "smiles"), ("product_iupac", "product_smiles")):
+            if r.get(name) and (smiles := canonical_smiles(r[structure])):
+                out.setdefault(smiles, r[name])
     return out
 
 

@@ -143,7 +143,9 @@ class ConsistencyTrack(AskingTrack):
     #: 7 (issue 33 item 2): formula, Lipinski and ΔG_hyd also asked from SELFIES and InChI (pairs
     #: smiles-selfies, smiles-inchi; a molecule whose string does not read back is not asked, counted as
     #: ``n_not_written``); the questions of the other representations are word for word those of 6.
-    version = 7
+    #: 8 (issue 33 item 4): ``reaction_own_notation``, the product asked in the reactants' notation (a name
+    #: from names, a SMILES from SMILES, both read back to a structure), beside the SMILES-product question.
+    version = 8
     main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name, "

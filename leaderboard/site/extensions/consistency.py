@@ -39,7 +39,7 @@ TRACK = "consistency"
 ANSWERS = "answers"
 #: Items listed per task in a model's explorer, and how many of them get drawings.
 SHOWN, DRAWN = 8, 3
-_STRUCTURE_TASKS = ("translation", "reaction")
+_STRUCTURE_TASKS = ("translation", "reaction", "reaction_own_notation")
 
 
 def _label(dimension: str, value: str) -> str:
