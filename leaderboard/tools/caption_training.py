@@ -209,7 +209,7 @@ def caption_corpus(state_dir: Path, *, mirror: Path | None = None, log=print) ->
     roots = prepare_evaluation_sets(state_dir, evaluation_set_names(), mirror=mirror)
     keys = {name: inchikeys(m.smiles for m in load_dataset(name, root).molecules)
             for name, root in roots.items()}
-    index = evaluation_index(state_dir, mirror=mirror)
+    index = evaluation_index(state_dir, roots=roots)
     return filter_pairs(read_split(folder / "validation.tsv"), index, keys)
 
 

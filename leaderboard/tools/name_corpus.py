@@ -248,17 +248,23 @@ class EvaluationIndex:
         return hits, how
 
 
-def evaluation_index(state_dir: Path, *, mirror: Path | None = None) -> EvaluationIndex:
+def evaluation_index(
+    state_dir: Path, *, mirror: Path | None = None, roots: dict[str, Path] | None = None
+) -> EvaluationIndex:
     """Return the structure and name keys of every evaluation set (:func:`evaluation_set_names`).
 
     Any corpus a reference model is trained on leaves out what :meth:`EvaluationIndex.match` finds.
+    ``roots``: the sets already prepared (:func:`~leaderboard.tools.corpus.prepare_evaluation_sets`), so a
+    caller that reads them too does not prepare them twice.
 
     Raises
     ------
     TrainingError
         If a set cannot be obtained or read.
     """
-    return _evaluation_index(prepare_evaluation_sets(state_dir, evaluation_set_names(), mirror=mirror))
+    if roots is None:
+        roots = prepare_evaluation_sets(state_dir, evaluation_set_names(), mirror=mirror)
+    return _evaluation_index(roots)
 
 
 def _evaluation_index(roots: dict[str, Path]) -> EvaluationIndex:

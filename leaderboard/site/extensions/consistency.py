@@ -321,6 +321,17 @@ def methodology() -> list[str]:
         "order; yes/no; numbers) and scores it. An "
         "answer that does not normalise is *unusable*; two unusable answers never agree.",
         "",
+        "**Questions**, word for word (the answer protocol's last line follows each; the molecule is "
+        "introduced as the writing's phrase, e.g. “the molecule with the SMILES …”, or for reactions as "
+        "“the SMILES strings of the reactants and reagents, …,” / “the IUPAC names of …”). The forward "
+        "reaction is asked twice: once for the product's SMILES whatever the input (the paper's Table 1), "
+        "once for the product written as the reactants are (a name from names, a SMILES from SMILES: the "
+        "paper's setting for its eq. 4); both answers are read back to a structure before comparison.",
+        "",
+        table(["Task", "Question", "Answer asked, per writing"],
+              [[esc(t.label), code(t.template), esc(", ".join(f"{r}: {k}" for r, k in t.answer.items()))]
+               for t in TASKS]),  # fmt: skip
+        "",
         table(
             ["Metric", "Formula", "Meaning"],
             [
