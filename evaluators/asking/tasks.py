@@ -18,8 +18,10 @@ kind of answer: the formula, Lipinski and hydration free energy questions. Not `
 asks for "the other notation" (name ↔ SMILES), which a SELFIES or an InChI does not have; not ``reaction``:
 its reactants are introduced as "SMILES strings" or "IUPAC names", and a reaction's components would each
 have to read back (its answers are SMILES either way, or, in ``reaction_own_notation``, the consistency
-study's own setting, a SMILES from SMILES and a name from names). The InChI's main layer states the
-molecular formula: the formula question from an InChI measures reading the notation, not computing.
+study's own setting, a SMILES from SMILES and a name from names; nor ``retrosynthesis``, asked from the
+product as SMILES, name or randomized SMILES, whose answer is a set of molecules). The InChI's main layer
+states the molecular formula: the formula question from an InChI measures reading the notation, not
+computing.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ class Task:
         chat model gets the answer protocol's larger one (:mod:`evaluators.asking.protocol`).
     reactions : bool
         The molecule slot holds reactants (``.``-separated components), not one molecule.
+    inputs : tuple of str
+        The record fields the question's molecule is written from: its SMILES and its name (default: the
+        record's molecule; reactions: the reactants; retrosynthesis: the product).
     numeric : bool
         Answers are numbers (MSE metrics) rather than categories (agreement metrics).
     what : str
@@ -92,6 +97,7 @@ class Task:
     needs: tuple[str, ...]
     max_new_tokens: int
     reactions: bool = False
+    inputs: tuple[str, str] = ("smiles", "iupac")
     numeric: bool = False
     echo_is_no_answer: bool = False
     what: str = ""
@@ -129,6 +135,7 @@ class Task:
             "max_new_tokens": self.max_new_tokens,
             "echo_is_no_answer": self.echo_is_no_answer,
             "what": self.what,
+            **({"inputs": list(self.inputs)} if self.inputs != ("smiles", "iupac") else {}),
         }
 
 
@@ -182,6 +189,7 @@ TASKS: tuple[Task, ...] = (
         needs=("reactants_smiles", "reactants_iupac", "product_smiles"),
         max_new_tokens=128,
         reactions=True,
+        inputs=("reactants_smiles", "reactants_iupac"),
         echo_is_no_answer=True,
     ),
     Task(
@@ -196,8 +204,25 @@ TASKS: tuple[Task, ...] = (
         needs=("reactants_smiles", "reactants_iupac", "product_smiles"),
         max_new_tokens=128,
         reactions=True,
+        inputs=("reactants_smiles", "reactants_iupac"),
         echo_is_no_answer=True,
         what="the product's SMILES or IUPAC name, as asked",
+    ),
+    Task(
+        name="retrosynthesis",
+        label="Retrosynthesis (reactants and reagents as SMILES)",
+        # The consistency study's second reaction task: its consistency needs no ground truth (the answers
+        # from the product's SMILES and from its name are compared with each other). Accuracy is exact
+        # match with what the data record went into the reaction — reactants *and* reagents, as the forward
+        # question shows them (the records do not say which is which): reported, never ranked.
+        template="Consider {molecule}, the product of a reaction. Predict the SMILES strings of the "
+        "reactants and reagents that make it, joined by '.'. Please output them directly.",
+        answer={"smiles": "smiles", "iupac": "smiles", "randomized": "smiles"},
+        needs=("product_smiles", "product_iupac", "reactants_smiles"),
+        max_new_tokens=192,
+        inputs=("product_smiles", "product_iupac"),
+        echo_is_no_answer=True,
+        what="the SMILES strings of the reactants and reagents, joined by '.'",
     ),
 )
 
@@ -216,11 +241,14 @@ def truth(task: Task, record: dict[str, str]) -> Any:
     left out, as the answers are normalised); lipinski: at most one of MW > 500, Crippen logP > 5,
     > 5 H-bond donors, > 10 acceptors (RDKit's Lipinski definitions); hydration_free_energy: the record's
     value; reaction, reaction_own_notation: the canonical SMILES of the recorded product (a name answer is
-    read back to a structure before it is compared).
+    read back to a structure before it is compared); retrosynthesis: the canonical SMILES of the recorded
+    reactants and reagents together (RDKit orders the components, so this is a set comparison).
     """
     from evaluators.answers import normalise_formula
     from evaluators.notations.smiles import canonical_smiles
 
+    if task.name == "retrosynthesis":  # the recorded reactants and reagents, as one set
+        return canonical_smiles(record["reactants_smiles"])
     if task.reactions:
         return canonical_smiles(record["product_smiles"])
     if task.name == "hydration_free_energy":
@@ -250,6 +278,6 @@ def input_structures(task: Task, record: dict[str, str]) -> set[str]:
     """Canonical SMILES of the input molecules of ``record``: all of them together and each component."""
     from evaluators.notations.smiles import canonical_smiles
 
-    source = record["reactants_smiles" if task.reactions else "smiles"]
+    source = record[task.inputs[0]]
     found = {canonical_smiles(source), *(canonical_smiles(part) for part in source.split("."))}
     return {s for s in found if s}

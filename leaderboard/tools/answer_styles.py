@@ -373,6 +373,7 @@ TRACK_TASKS: tuple[tuple[str, str, str], ...] = (
     ("T4", "functional_group", "label"),
     ("T3", "reaction_own_notation", "smiles"),
     ("T3", "reaction_own_notation", "name"),
+    ("T3", "retrosynthesis", "smiles"),
 )
 UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aqueous_solubility": "log units",
          "log_solubility": "(log S)"}  # fmt: skip

@@ -193,7 +193,7 @@ def test_the_answer_table_never_writes_through_a_link(tmp_path, monkeypatch) -> 
 
 def test_tasks_declare_their_truth() -> None:
     record = RECORDS[3]
-    truths = {t.name: truth(t, record) for t in TASKS if not t.reactions}
+    truths = {t.name: truth(t, record) for t in TASKS if set(t.needs) <= set(record)}
     assert truths == {
         "translation": "CC(=O)Oc1ccccc1C(=O)O",
         "formula": "C9H8O4",
@@ -213,7 +213,7 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
     out = tmp_path / "out"
     out.mkdir()
     questions = TRACK.questions(reactions)
-    assert {q.task.name for q in questions} == {"reaction", "reaction_own_notation"}
+    assert {q.task.name for q in questions} == {"reaction", "reaction_own_notation", "retrosynthesis"}
     echo = {q.request.id: q.shown if q.item == "r1" else q.shown.split(".")[0] for q in questions}
     lines = [json.dumps({"id": i, "completion": text}) for i, text in echo.items()]
     (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -221,7 +221,7 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
             for r in TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows}  # fmt: skip
     # Copying the reactants (all of them, or one) back is invariant under any SMILES rewriting; it must
     # not count as a consistent prediction — nor, in the reactants' own notation, a reactant's name.
-    for task in ("reaction", "reaction_own_notation"):
+    for task in ("reaction", "reaction_own_notation", "retrosynthesis"):  # retrosynthesis: the product back
         assert rows[(task, "-", "smiles", "missing_share")] == 1.0
         assert rows[(task, "smiles-randomized", "-", "consistency")] == 0.0
     assert rows[("reaction_own_notation", "-", "iupac", "missing_share")] == 1.0
@@ -308,3 +308,49 @@ def test_freesolv_lipinski_is_declared_flat_and_not_ranked() -> None:
     ])  # fmt: skip
     ranked = set(headline_rows(rows)["criterion"])
     assert ranked == {"freesolv/formula/smiles-iupac", "smiles-iupac-pairs/lipinski/smiles-iupac"}
+
+
+def test_retrosynthesis_asks_from_the_product_and_compares_sets_of_molecules(tmp_path, monkeypatch) -> None:
+    """Issue 33 (T3 retrosynthesis): the product shown (SMILES, its name, a randomized SMILES), the answers
+    compared as sets — the same reactants in another order and writing agree — and accuracy against what
+    the record lists as going in (reactants and reagents together)."""
+    reactions = [
+        {"id": "r1", "smiles": "CC(=O)OCC", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac":
+         "acetic acid.ethanol", "product_smiles": "CC(=O)OCC", "product_iupac": "ethyl acetate"},
+        {"id": "r2", "smiles": "CC(=O)Nc1ccccc1", "reactants_smiles": "CC(=O)Cl.Nc1ccccc1",
+         "reactants_iupac": "acetyl chloride.aniline", "product_smiles": "CC(=O)Nc1ccccc1",
+         "product_iupac": "N-phenylacetamide"},
+    ]  # fmt: skip
+    monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
+    by_id = {r["id"]: r for r in reactions}
+    retro = [q for q in TRACK.questions(reactions) if q.task.name == "retrosynthesis"]
+    assert {q.representation for q in retro} == {"smiles", "iupac", "randomized"}
+    for q in retro:  # the product, never the reactants, is shown
+        record = by_id[q.item]
+        shown = record["product_iupac"] if q.representation == "iupac" else q.shown
+        assert shown in q.request.prompt and record["reactants_smiles"] not in q.request.prompt
+        if q.representation == "smiles":
+            assert Chem.MolToSmiles(Chem.MolFromSmiles(q.shown)) == Chem.MolToSmiles(
+                Chem.MolFromSmiles(record["product_smiles"]))
+
+    def scored(answer) -> dict:
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        out.mkdir()
+        lines = [json.dumps({"id": q.request.id, "completion": answer(q)})
+                 for q in TRACK.questions(reactions)]  # fmt: skip
+        (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        rows = TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows
+        return {(*(v for _, v in r.dims), r.metric): r.value for r in rows}
+
+    # The recorded set, written in the other order from the name: still the same answer, and right.
+    def recorded(q) -> str:
+        parts = by_id[q.item]["reactants_smiles"].split(".")
+        return ".".join(reversed(parts) if q.representation == "iupac" else parts)
+
+    right = scored(recorded)
+    assert right[("retrosynthesis", "-", "iupac", "accuracy")] == 1.0
+    assert right[("retrosynthesis", "smiles-iupac", "-", "consistency")] == 1.0
+    # One reactant only: consistent when the same from both writings, but not the recorded set.
+    first = scored(lambda q: by_id[q.item]["reactants_smiles"].split(".")[0])
+    assert first[("retrosynthesis", "smiles-iupac", "-", "consistency")] == 1.0
+    assert first[("retrosynthesis", "-", "smiles", "accuracy")] == 0.0

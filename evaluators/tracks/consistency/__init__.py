@@ -144,7 +144,8 @@ class ConsistencyTrack(AskingTrack):
     #: smiles-selfies, smiles-inchi; a molecule whose string does not read back is not asked, counted as
     #: ``n_not_written``); the questions of the other representations are word for word those of 6.
     #: 8 (issue 33 item 4): ``reaction_own_notation``, the product asked in the reactants' notation (a name
-    #: from names, a SMILES from SMILES, both read back to a structure), beside the SMILES-product question.
+    #: from names, a SMILES from SMILES, both read back to a structure), beside the SMILES-product question;
+    #: ``retrosynthesis``, the reactants and reagents from the product (SMILES, name or randomized SMILES).
     version = 8
     main_metric = "kappa_consistency"
     description = (
@@ -309,10 +310,10 @@ def _written(task: Task, representation: str, record: dict[str, str], seed: int)
         SELFIES or InChI only: the molecule cannot be written so, or its string reads back as another one.
     """
     if representation == "iupac":
-        return record["reactants_iupac" if task.reactions else "iupac"]
+        return record[task.inputs[1]]
     if representation in _CHECKED:
-        return _written_checked(representation, record["smiles"], str(record["id"]))
-    source = record["reactants_smiles" if task.reactions else "smiles"]
+        return _written_checked(representation, record[task.inputs[0]], str(record["id"]))
+    source = record[task.inputs[0]]
     parts = source.split(".") if task.reactions else [source]
     writers = [get_representation(name, seed) for name in dict.fromkeys((representation, "smiles"))]
     written = []
@@ -368,17 +369,18 @@ def _levels(questions: Sequence[Question], by_record: dict[str, dict[str, str]])
     SMILES in one OPSIN batch each; ``None``: the name cannot be verified as the compound (no truth).
     """
     named = [q for q in questions if q.representation == "iupac"]
-    found: dict[bool, dict[str, str | None]] = {}
-    for reactions in (False, True):
-        fields = ("reactants_iupac", "reactants_smiles") if reactions else ("iupac", "smiles")
-        items = dict.fromkeys(q.item for q in named if q.task.reactions == reactions)
-        found[reactions] = (
-            grading.levels_of(((i, by_record[i][fields[0]], by_record[i][fields[1]]) for i in items),
-                              components=reactions)
+    found: dict[tuple[tuple[str, str], bool], dict[str, str | None]] = {}
+    for source in dict.fromkeys((q.task.inputs, q.task.reactions) for q in questions):
+        (smiles, name), components = source
+        items = dict.fromkeys(q.item for q in named if (q.task.inputs, q.task.reactions) == source)
+        found[source] = (
+            grading.levels_of(((i, by_record[i][name], by_record[i][smiles]) for i in items),
+                              components=components)
             if items else {}
         )  # fmt: skip
     return {
-        q.request.id: grading.item_level(q.representation, found[q.task.reactions], q.item) for q in questions
+        q.request.id: grading.item_level(q.representation, found[(q.task.inputs, q.task.reactions)], q.item)
+        for q in questions
     }
 
 

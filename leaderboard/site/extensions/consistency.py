@@ -39,7 +39,7 @@ TRACK = "consistency"
 ANSWERS = "answers"
 #: Items listed per task in a model's explorer, and how many of them get drawings.
 SHOWN, DRAWN = 8, 3
-_STRUCTURE_TASKS = ("translation", "reaction", "reaction_own_notation")
+_STRUCTURE_TASKS = ("translation", "reaction", "reaction_own_notation", "retrosynthesis")
 
 
 def _label(dimension: str, value: str) -> str:
@@ -326,7 +326,11 @@ def methodology() -> list[str]:
         "“the SMILES strings of the reactants and reagents, …,” / “the IUPAC names of …”). The forward "
         "reaction is asked twice: once for the product's SMILES whatever the input (the paper's Table 1), "
         "once for the product written as the reactants are (a name from names, a SMILES from SMILES: the "
-        "paper's setting for its eq. 4); both answers are read back to a structure before comparison.",
+        "paper's setting for its eq. 4); both answers are read back to a structure before comparison. "
+        "Retrosynthesis asks the reverse, from the product: its consistency needs no ground truth (the "
+        "answers from the product's SMILES and from its name are compared with each other, as sets of "
+        "molecules); its accuracy is exact match with what the record lists as going in — reactants and "
+        "reagents together, since the records do not say which is which — reported, not ranked.",
         "",
         table(["Task", "Question", "Answer asked, per writing"],
               [[esc(t.label), code(t.template), esc(", ".join(f"{r}: {k}" for r, k in t.answer.items()))]
