@@ -19,7 +19,7 @@ asks for "the other notation" (name ↔ SMILES), which a SELFIES or an InChI doe
 its reactants are introduced as "SMILES strings" or "IUPAC names", and a reaction's components would each
 have to read back (its answers are SMILES either way, or, in ``reaction_own_notation``, the consistency
 study's own setting, a SMILES from SMILES and a name from names; nor ``retrosynthesis``, asked from the
-product as SMILES, name or randomized SMILES, whose answer is a set of molecules). The InChI's main layer
+product in every writing, whose answer is a set of molecules). The InChI's main layer
 states the molecular formula: the formula question from an InChI measures reading the notation, not
 computing.
 """
@@ -217,7 +217,8 @@ TASKS: tuple[Task, ...] = (
         # question shows them (the records do not say which is which): reported, never ranked.
         template="Consider {molecule}, the product of a reaction. Predict the SMILES strings of the "
         "reactants and reagents that make it, joined by '.'. Please output them directly.",
-        answer={"smiles": "smiles", "iupac": "smiles", "randomized": "smiles"},
+        # One molecule shown: every writing, SELFIES and InChI included (where they read back as it).
+        answer=_everywhere("smiles"),
         needs=("product_smiles", "product_iupac", "reactants_smiles"),
         max_new_tokens=192,
         inputs=("product_smiles", "product_iupac"),

@@ -18,6 +18,7 @@ from rdkit.Chem import rdMolDescriptors
 
 import evaluators.datasets as datasets
 from evaluators.asking.tasks import TASKS, truth
+from evaluators.notations.representations import get_representation
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.consistency import COMPLETIONS, ConsistencyTrack, read_completions
 
@@ -324,14 +325,14 @@ def test_retrosynthesis_asks_from_the_product_and_compares_sets_of_molecules(tmp
     monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
     by_id = {r["id"]: r for r in reactions}
     retro = [q for q in TRACK.questions(reactions) if q.task.name == "retrosynthesis"]
-    assert {q.representation for q in retro} == {"smiles", "iupac", "randomized"}
+    assert {q.representation for q in retro} == {"smiles", "iupac", "randomized", "selfies", "inchi"}
     for q in retro:  # the product, never the reactants, is shown
         record = by_id[q.item]
         shown = record["product_iupac"] if q.representation == "iupac" else q.shown
         assert shown in q.request.prompt and record["reactants_smiles"] not in q.request.prompt
-        if q.representation == "smiles":
-            assert Chem.MolToSmiles(Chem.MolFromSmiles(q.shown)) == Chem.MolToSmiles(
-                Chem.MolFromSmiles(record["product_smiles"]))
+        if q.representation in ("smiles", "selfies", "inchi"):
+            read = get_representation(q.representation).read(q.shown)
+            assert read == Chem.MolToSmiles(Chem.MolFromSmiles(record["product_smiles"]))
 
     def scored(answer) -> dict:
         out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
@@ -349,7 +350,8 @@ def test_retrosynthesis_asks_from_the_product_and_compares_sets_of_molecules(tmp
 
     right = scored(recorded)
     assert right[("retrosynthesis", "-", "iupac", "accuracy")] == 1.0
-    assert right[("retrosynthesis", "smiles-iupac", "-", "consistency")] == 1.0
+    for pair in ("smiles-iupac", "smiles-randomized", "smiles-selfies", "smiles-inchi"):
+        assert right[("retrosynthesis", pair, "-", "consistency")] == 1.0
     # One reactant only: consistent when the same from both writings, but not the recorded set.
     first = scored(lambda q: by_id[q.item]["reactants_smiles"].split(".")[0])
     assert first[("retrosynthesis", "smiles-iupac", "-", "consistency")] == 1.0

@@ -3,8 +3,9 @@
 Paper: Yan et al., "Inconsistency of LLMs in molecular representations"
 (``../shared/papers/smiles-iupac-consistency.txt``). Every question of :data:`TASKS` is asked about the
 same molecules written as canonical SMILES, as IUPAC names and as randomized SMILES; a model that
-understands the molecule gives the same answer whichever way it is written. The formula, Lipinski and
-hydration-free-energy questions are also asked with the molecule as SELFIES and as standard InChI (pairs
+understands the molecule gives the same answer whichever way it is written. The formula, Lipinski,
+hydration-free-energy and retrosynthesis questions are also asked with the molecule as SELFIES and as standard
+InChI (pairs
 ``smiles-selfies`` and ``smiles-inchi``, issue 33; not the translation question, whose wording asks for "the
 other notation" — name ↔ SMILES —, nor the reaction question, whose reactants are "SMILES strings" or
 "names": :mod:`evaluators.asking.tasks`). A molecule is asked in SELFIES or InChI only where the string
@@ -145,7 +146,7 @@ class ConsistencyTrack(AskingTrack):
     #: ``n_not_written``); the questions of the other representations are word for word those of 6.
     #: 8 (issue 33 item 4): ``reaction_own_notation``, the product asked in the reactants' notation (a name
     #: from names, a SMILES from SMILES, both read back to a structure), beside the SMILES-product question;
-    #: ``retrosynthesis``, the reactants and reagents from the product (SMILES, name or randomized SMILES).
+    #: ``retrosynthesis``, the reactants and reagents from the product (in every writing).
     version = 8
     main_metric = "kappa_consistency"
     description = (

@@ -310,7 +310,8 @@ def methodology() -> list[str]:
     return [
         "The consistency track [1] asks a generative model the same question about a molecule written "
         "in several ways — canonical SMILES, the IUPAC name, a randomized SMILES (seeded per item), and "
-        "for the formula, Lipinski and hydration-free-energy questions also SELFIES and standard InChI — "
+        "for the formula, Lipinski, hydration-free-energy and retrosynthesis questions also SELFIES and "
+        "standard InChI — "
         "with otherwise identical wording, and compares each with the canonical SMILES's answers. A "
         "molecule whose SELFIES or InChI does not read back as itself (stereo and tautomer included) is not "
         "asked that way and is left out of that pair (counted as *n not written*). The model only writes "
