@@ -228,16 +228,30 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
     assert rows[("reaction_own_notation", "-", "iupac", "missing_share")] == 1.0
 
 
+#: Two small reactions with names (issue 33's reaction questions).
+REACTIONS = [
+    {"id": "r1", "smiles": "CC(=O)OCC", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac":
+     "acetic acid.ethanol", "product_smiles": "CC(=O)OCC", "product_iupac": "ethyl acetate"},
+    {"id": "r2", "smiles": "CC(=O)Nc1ccccc1", "reactants_smiles": "CC(=O)Cl.Nc1ccccc1",
+     "reactants_iupac": "acetyl chloride.aniline", "product_smiles": "CC(=O)Nc1ccccc1",
+     "product_iupac": "N-phenylacetamide"},
+]  # fmt: skip
+
+
+def _scored_reactions(tmp_path: Path, answer) -> dict:
+    """Score ``answer(question)`` for every question on :data:`REACTIONS` (``load_records`` patched)."""
+    out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+    out.mkdir()
+    lines = [json.dumps({"id": q.request.id, "completion": answer(q)}) for q in TRACK.questions(REACTIONS)]
+    (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    rows = TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows
+    return {(*(v for _, v in r.dims), r.metric): r.value for r in rows}
+
+
 def test_the_product_in_the_reactants_notation_is_read_back_to_a_structure(tmp_path, monkeypatch) -> None:
     """Issue 33 item 4 (the study's eq. 4): names in → a name out, SMILES in → a SMILES out, compared as
     structures; a SMILES given where the name was asked is not what was asked (unreadable as a name)."""
-    reactions = [
-        {"id": "r1", "smiles": "CC(=O)OCC", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac":
-         "acetic acid.ethanol", "product_smiles": "CC(=O)OCC", "product_iupac": "ethyl acetate"},
-        {"id": "r2", "smiles": "CC(=O)Nc1ccccc1", "reactants_smiles": "CC(=O)Cl.Nc1ccccc1",
-         "reactants_iupac": "acetyl chloride.aniline", "product_smiles": "CC(=O)Nc1ccccc1",
-         "product_iupac": "N-phenylacetamide"},
-    ]  # fmt: skip
+    reactions = REACTIONS
     monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
     by_id = {r["id"]: r for r in reactions}
     questions = [q for q in TRACK.questions(reactions) if q.task.name == "reaction_own_notation"]
@@ -246,13 +260,7 @@ def test_the_product_in_the_reactants_notation_is_read_back_to_a_structure(tmp_p
     assert all("IUPAC name if they are given as IUPAC names" in q.request.prompt for q in questions)
 
     def scored(answer) -> dict:
-        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
-        out.mkdir()
-        lines = [json.dumps({"id": q.request.id, "completion": answer(q)})
-                 for q in TRACK.questions(reactions)]  # fmt: skip
-        (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        rows = TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows
-        return {(*(v for _, v in r.dims), r.metric): r.value for r in rows}
+        return _scored_reactions(tmp_path, answer)
 
     own = scored(lambda q: by_id[q.item]["product_iupac" if q.kind == "name" else "product_smiles"])
     assert own[("reaction_own_notation", "-", "iupac", "accuracy")] == 1.0
@@ -315,13 +323,7 @@ def test_retrosynthesis_asks_from_the_product_and_compares_sets_of_molecules(tmp
     """Issue 33 (T3 retrosynthesis): the product shown (SMILES, its name, a randomized SMILES), the answers
     compared as sets — the same reactants in another order and writing agree — and accuracy against what
     the record lists as going in (reactants and reagents together)."""
-    reactions = [
-        {"id": "r1", "smiles": "CC(=O)OCC", "reactants_smiles": "CC(=O)O.OCC", "reactants_iupac":
-         "acetic acid.ethanol", "product_smiles": "CC(=O)OCC", "product_iupac": "ethyl acetate"},
-        {"id": "r2", "smiles": "CC(=O)Nc1ccccc1", "reactants_smiles": "CC(=O)Cl.Nc1ccccc1",
-         "reactants_iupac": "acetyl chloride.aniline", "product_smiles": "CC(=O)Nc1ccccc1",
-         "product_iupac": "N-phenylacetamide"},
-    ]  # fmt: skip
+    reactions = REACTIONS
     monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
     by_id = {r["id"]: r for r in reactions}
     retro = [q for q in TRACK.questions(reactions) if q.task.name == "retrosynthesis"]
@@ -335,13 +337,7 @@ def test_retrosynthesis_asks_from_the_product_and_compares_sets_of_molecules(tmp
             assert read == Chem.MolToSmiles(Chem.MolFromSmiles(record["product_smiles"]))
 
     def scored(answer) -> dict:
-        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
-        out.mkdir()
-        lines = [json.dumps({"id": q.request.id, "completion": answer(q)})
-                 for q in TRACK.questions(reactions)]  # fmt: skip
-        (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        rows = TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows
-        return {(*(v for _, v in r.dims), r.metric): r.value for r in rows}
+        return _scored_reactions(tmp_path, answer)
 
     # The recorded set, written in the other order from the name: still the same answer, and right.
     def recorded(q) -> str:
