@@ -27,6 +27,7 @@ from evaluators.datasets import load_records
 from evaluators.notations.representations import get_representation
 from evaluators.schema import TrackOptions, TrackResult
 from evaluators.tracks.prompt_robustness import COMPLETIONS, PromptRobustnessTrack, balance_field, sample
+from evaluators.tracks.prompt_robustness.asked import SETS
 from evaluators.tracks.prompt_robustness.groups import GROUPS, functional_group, groups_in
 from evaluators.tracks.prompt_robustness.relational import MARGIN, equivalence, similarity, stereoisomer
 from evaluators.tracks.prompt_robustness.truths import TRUTHS
@@ -350,3 +351,19 @@ def test_the_tool_reference_answers_every_new_question_exactly(tmp_path, monkeyp
             assert value == 1.0, (task, rep, template, metric)
         if task in YES_NO and metric == "balanced_accuracy":
             assert value == 1.0, (task, rep, template)
+
+
+def test_a_name_of_another_tautomer_has_no_truth_where_a_tautomer_changes_it(tmp_path, monkeypatch) -> None:
+    # The name writes the lactam, the record's SMILES the hydroxy form (as two records of the name pairs do):
+    # the formula and the ring count are the same, Lipinski's donors or "contains a phenol?" need not be.
+    sensitive = {s.task for s in SETS if s.tautomer_sensitive}
+    assert sensitive == {"lipinski", "aromatic_ring_count", "functional_group", "similarity"}
+    records = [{"id": "1", "smiles": "CCO", "iupac": "ethanol"},
+               {"id": "2", "smiles": "c1ccccc1", "iupac": "benzene"},
+               {"id": "3", "smiles": "Oc1ccccn1", "iupac": "pyridin-2(1H)-one"}]  # fmt: skip
+    lactam = _score(tmp_path, monkeypatch, records, lambda q, t: "", "lactam")
+    records[2] = {**records[2], "iupac": "pyridin-2-ol"}  # the same molecule named as written
+    hydroxy = _score(tmp_path, monkeypatch, records, lambda q, t: "", "hydroxy")
+    for task in ("formula", "ring_count", "lipinski", "aromatic_ring_count"):
+        assert hydroxy[(task, "iupac", "t1", "n_items")] == 3, task
+        assert lactam[(task, "iupac", "t1", "n_items")] == (2 if task in sensitive else 3), task

@@ -89,6 +89,10 @@ class TemplateSet:
     slots : tuple of str
         Further template slots, filled per item by the task's composer (``{group}``: the functional group
         asked about, :mod:`evaluators.tracks.prompt_robustness.groups`).
+    tautomer_sensitive : bool
+        Another tautomer of the molecule can have another truth (a functional group, an aromatic ring, an
+        H-bond donor, a fingerprint): a name shown that OPSIN verifies only as a tautomer of the record's
+        SMILES then has no truth, and the item is left out of the name's scores.
     """
 
     task: str
@@ -103,6 +107,7 @@ class TemplateSet:
     notation: dict[str, str]
     balance: str = ""
     slots: tuple[str, ...] = ()
+    tautomer_sensitive: bool = False
 
     @property
     def numeric(self) -> bool:
@@ -157,7 +162,7 @@ class TemplateSet:
             task=self.task, label=self.label, answer=only(self.answer), representations=kept,
             inputs=only(self.inputs), needs=self.needs, keywords=self.keywords,
             instruction=only(self.instruction), templates=self.templates, notation=only(self.notation),
-            balance=self.balance, slots=self.slots,
+            balance=self.balance, slots=self.slots, tautomer_sensitive=self.tautomer_sensitive,
         )  # fmt: skip
 
     def definition(self) -> dict[str, Any]:
@@ -173,6 +178,7 @@ class TemplateSet:
             "templates": {t.id: t.text for t in self.templates},
             **({"balance": self.balance} if self.balance else {}),
             **({"slots": list(self.slots)} if self.slots else {}),
+            **({"tautomer_sensitive": True} if self.tautomer_sensitive else {}),
         }
 
 
@@ -221,6 +227,8 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
     balance = entry.get("balance", "")
     if balance and (balance not in entry.get("needs", ()) or set(answer.values()) != {"label"}):
         problems.append(f"balance {balance!r} must be one of the task's 'needs' and the answers yes/no")
+    if not isinstance(entry.get("tautomer_sensitive", False), bool):
+        problems.append("tautomer_sensitive must be true or false")
     if problems:
         raise ValueError(f"{where}: " + "; ".join(problems))
     return TemplateSet(
@@ -236,6 +244,7 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
         notation={r: notation[r] for r in reps if r in notation},
         balance=str(entry.get("balance", "")),
         slots=tuple(entry.get("slots", ())),
+        tautomer_sensitive=bool(entry.get("tautomer_sensitive", False)),
     )
 
 
