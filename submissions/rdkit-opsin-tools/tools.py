@@ -251,12 +251,13 @@ def _trio(text: str) -> tuple[str, ...]:
 def _relational(task: str, how: str, text: str, by_name: dict[str, Chem.Mol | None]) -> str:
     """Answer the equivalence (canonical SMILES equal) or similarity (Morgan r=2 Tanimoto) question."""
     if task == "equivalence":
-        if how == "named":  # the record's name, then a SMILES
-            name, _, smiles = text.rpartition(" and ")
-            mols = [by_name.get(name), Chem.MolFromSmiles(smiles)] if name else []
-        else:
+        if how in ("named", "inchi"):  # the record's name or InChI, then a SMILES
+            first, _, smiles = text.rpartition(" and ")
+            mol = by_name.get(first) if how == "named" else _read(how, first)
+            mols = [mol, Chem.MolFromSmiles(smiles)] if first else []
+        else:  # two SMILES or two SELFIES
             match = _EQUIVALENCE.match(text)
-            mols = [Chem.MolFromSmiles(match[k]) for k in "ab"] if match else []
+            mols = [_read(how, match[k]) for k in "ab"] if match else []
         if len(mols) != 2 or None in mols:
             return ""
         return "yes" if Chem.MolToSmiles(mols[0]) == Chem.MolToSmiles(mols[1]) else "no"

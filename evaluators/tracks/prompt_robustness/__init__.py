@@ -166,7 +166,8 @@ class PromptRobustnessTrack(AskingTrack):
     #: that take images; classification, measured properties and similarity also in SELFIES and InChI
     #: (drawings where one molecule is shown): every category in at least three notations.
     #: 9: a name verified only as another tautomer of the record's SMILES has no truth for tasks whose truth
-    #: a tautomer can change (functional groups, aromatic rings, Lipinski's donors, similarity).
+    #: a tautomer can change (functional groups, aromatic rings, Lipinski's donors, similarity); "same
+    #: molecule?" also as two SELFIES and as an InChI and a SMILES (issue 33).
     version = 9
     main_metric = "accuracy_mean"
     description = (

@@ -1,8 +1,11 @@
 """Relational questions of T4 (ChemDIRT's relational category): two or three molecules in one question.
 
-- **equivalence** — "are these two SMILES strings the same molecule?" (and, across notations,
-  **name_equivalence**: "are this name and this SMILES the same molecule?", A written as the record's IUPAC
-  name, asked only for molecules without stereo marks, whose stratum stays balanced). Molecule A is written as
+- **equivalence** — "are these two SMILES (or two SELFIES) strings the same molecule?" (and, across
+  notations, **name_equivalence**: "are this name (or this InChI) and this SMILES the same molecule?", A
+  written as the record's IUPAC name or as its InChI, asked only for molecules without stereo marks, whose
+  stratum stays balanced; InChI only where it reads back as A exactly and does not also write the
+  negative — its mobile hydrogens can make two tautomers one string). Two InChIs are never asked: one
+  molecule has one InChI, so string equality would answer it. Molecule A is written as
   RDKit's canonical SMILES, molecule B always as a random-atom-order SMILES (the ``random_order``
   augmentation, seeded per item), for the same molecule (yes) or for a hard negative (no): the molecule with
   one stereocentre or stereo bond inverted (``stereo``), another molecule of the data set with the same
@@ -197,14 +200,43 @@ def equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, st
             if b is None:
                 continue
             texts = {"smiles": f"{a} and {b}"}
-            # Across notations (the record's name, then B's SMILES): only without stereo marks, so that a
-            # name silent on stereo cannot make "same molecule?" ambiguous; the track also keeps only names
-            # that OPSIN reads as exactly the record's molecule (no tautomer or stereo slack).
+            # SELFIES: A's canonical one, B's encoded from its random-order SMILES as written, so that the
+            # two strings differ for the same molecule as the SMILES pair's do (never one string twice).
+            pair = _written("selfies", a), _selfies_as_written(b)
+            if None not in pair:
+                texts["selfies"] = "{} and {}".format(*pair)
+            # Across notations (the record's name or A's InChI, then B's SMILES): only without stereo marks,
+            # so that a name silent on stereo cannot make "same molecule?" ambiguous; the track also keeps
+            # only names that OPSIN reads as exactly the record's molecule (no tautomer or stereo slack).
             name = str(named.get(item) or "").strip()
             if not stereo and name:
                 texts["iupac"] = f"{name} and {b}"
+            inchi = _written("inchi", a) if not stereo else None
+            # Not where InChI's normalisation (mobile hydrogens) writes the negative as A: no truth then.
+            if inchi and (kind == "same" or _inchi(other) != inchi):
+                texts["inchi"] = f"{inchi} and {b}"
             out[item] = Posed(texts, kind == "same", kind)
     return out
+
+
+def _selfies_as_written(smiles: str) -> str | None:
+    """SELFIES of ``smiles`` in its own atom order; ``None`` unless it decodes to the same molecule."""
+    import selfies as sf
+
+    from evaluators.notations.smiles import canonical_smiles
+
+    try:
+        out = sf.encoder(smiles)
+    except sf.EncoderError:
+        return None
+    return out if out and canonical_smiles(sf.decoder(out)) == canonical_smiles(smiles) else None
+
+
+def _inchi(smiles: str) -> str:
+    """Return the standard InChI of ``smiles`` (RDKit's, as the notation registry writes it), or ``""``."""
+    from rdkit import Chem
+
+    return Chem.MolToInchi(_mol(smiles)) or ""
 
 
 #: Further notations the similarity question is written in, each only where all three molecules read back.
@@ -269,14 +301,16 @@ def similarity(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str
 
 def name_equivalence(records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
                      ) -> dict[str, Posed]:  # fmt: skip
-    """Pose "are this name and this SMILES the same molecule?": :func:`equivalence`'s items without stereo.
+    """Pose "are this name (or InChI) and this SMILES the same molecule?" on molecules without stereo.
 
-    A is the record's IUPAC name, B the same random-order SMILES (of the molecule or its negative) that
-    the SMILES version shows; within the stratum without stereo marks every other item is a negative, so
-    the answers stay balanced.
+    :func:`equivalence`'s items without stereo marks: A is the record's IUPAC name or A's InChI, B the
+    same random-order SMILES (of the molecule or its negative) that the SMILES version shows; within that
+    stratum every other item is a negative, so the answers stay balanced.
     """
-    return {item: Posed({"iupac": p.texts["iupac"]}, p.truth, p.kind)
-            for item, p in equivalence(records, chosen, seed).items() if "iupac" in p.texts}  # fmt: skip
+    across = ("iupac", "inchi")
+    return {item: Posed({r: p.texts[r] for r in across if r in p.texts}, p.truth, p.kind)
+            for item, p in equivalence(records, chosen, seed).items()
+            if any(r in p.texts for r in across)}  # fmt: skip
 
 
 #: Task → composer(records, sample, seed): the tasks of ``prompt_templates.json`` whose items are composed
