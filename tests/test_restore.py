@@ -11,6 +11,7 @@ returned, what the command printed, and the store it filled.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import io
 import json
@@ -145,8 +146,8 @@ def test_the_artifacts_of_a_key_are_its_rows_of_each_table_in_table_order(tmp_pa
 def test_a_tampered_record_is_refused_naming_the_problem(tmp_path) -> None:
     site = tmp_path / "site"
     shutil.copytree(COMMITTED, site / "data", ignore=shutil.ignore_patterns("plots", "molecules.json"))
-    results = site / "data" / "results.csv"
-    lines = results.read_text(encoding="utf-8").splitlines()
+    results = site / "data" / "results.csv.gz"
+    lines = gzip.decompress(results.read_bytes()).decode("utf-8").splitlines()
     header = lines[0].split(",")
     at = next(
         i for i, line in enumerate(lines[1:], 1) if line.split(",")[header.index("metric")] == "acc_at_1"
@@ -154,7 +155,7 @@ def test_a_tampered_record_is_refused_naming_the_problem(tmp_path) -> None:
     cells = lines[at].split(",")
     cells[header.index("value")] = "1.5"  # an accuracy above 1
     lines[at] = ",".join(cells)
-    results.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    results.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
     store = ResultStore(f"sqlite:///{tmp_path}/mlflow.db", artifact_root=tmp_path / "artifacts")
     with pytest.raises(ValueError, match=r"acc_at_1 must be a value in \[0, 1\], got 1.5"):
         import_results(store, site, log=lambda line: None)

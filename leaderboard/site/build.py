@@ -4,7 +4,7 @@ The site is built in two steps so that it can always be rebuilt from git alone:
 
 1. :func:`leaderboard.site.publish.merge_exports` merges what the store returns into the committed files
    under ``site/data/`` (:mod:`leaderboard.site.merge`: merge, never wipe; refuse to shrink):
-   ``results.csv``, ``runs.json``, ``submissions.json`` and one file per per-item table the tracks declare.
+   ``results.csv.gz``, ``runs.json``, ``submissions.json`` and one file per per-item table the tracks declare.
    :func:`leaderboard.site.exports.write_exports` (re-exported here) writes a fresh set of those files.
 2. :func:`generate_pages` reads **only** those files (plus the committed ``submissions/`` for the
    "How to submit" page) and writes the derived data files (:mod:`leaderboard.site.intervals`) and the

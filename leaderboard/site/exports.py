@@ -1,7 +1,7 @@
 """The site's data files: writing what the store exports, and reading it back.
 
 :func:`write_exports` turns what :class:`leaderboard.store.ResultStore` returns into the files under
-``site/data/``: ``results.csv`` (the columns :func:`leaderboard.tracks.result_columns`), ``runs.json``,
+``site/data/``: ``results.csv.gz`` (the columns :func:`leaderboard.tracks.result_columns`), ``runs.json``,
 ``submissions.json`` and one file per per-item table the tracks declare
 (:class:`evaluators.schema.TableSpec`: ``site/data/<spec.file>``, gzip-compressed when it ends in
 ``.gz``), replacing what is there: a fresh board (tests, benchmarks). The maintainers' build merges into
@@ -46,7 +46,13 @@ from leaderboard.site.normalise import (
     normalise_table,
     table_columns,
 )
-from leaderboard.site.schema import RESULTS_FILE, RETIRED_FILE, RUNS_FILE, SUBMISSIONS_FILE
+from leaderboard.site.schema import (
+    LEGACY_RESULTS_FILE,
+    RESULTS_FILE,
+    RETIRED_FILE,
+    RUNS_FILE,
+    SUBMISSIONS_FILE,
+)
 from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
 
 __all__ = [
@@ -103,7 +109,7 @@ def write_exports(
 
     Notes
     -----
-    Rows of ``results.csv`` are sorted by every key column, ``runs.json`` by submission, track,
+    Rows of ``results.csv.gz`` are sorted by every key column, ``runs.json`` by submission, track,
     dataset, started_at and run_id, ``submissions.json`` by id, and every table by its key (every column
     but its last numeric one); numbers are written as shortest round-trip text (``1``, ``1.5``,
     ``0.123456``), all UTF-8 with Unix line endings.
@@ -123,7 +129,7 @@ def write_board(board: Board, site_dir: Path, *, files: Collection[str] | None =
     site_dir : pathlib.Path
         The MkDocs ``docs_dir`` (``site/``).
     files : collection of str, optional
-        Write only these file names (``results.csv``, ``runs.json``, a table's file …); default: all.
+        Write only these file names (``results.csv.gz``, ``runs.json``, a table's file …); default: all.
     """
     specs = table_specs()
     data_dir = Path(site_dir) / "data"
@@ -133,8 +139,13 @@ def write_board(board: Board, site_dir: Path, *, files: Collection[str] | None =
         return files is None or name in files
 
     if wanted(RESULTS_FILE):
-        with atomic_open(data_dir / RESULTS_FILE) as handle:
-            handle.write(board.results.to_csv(index=False, lineterminator="\n").encode("utf-8"))
+        text = board.results.to_csv(index=False, lineterminator="\n").encode("utf-8")
+        # mtime 0 and no file name in the header: the same rows give the same bytes on every rebuild.
+        with atomic_open(data_dir / RESULTS_FILE) as raw, gzip.GzipFile(
+            fileobj=raw, mode="wb", mtime=0, filename=""
+        ) as out:
+            out.write(text)
+        (data_dir / LEGACY_RESULTS_FILE).unlink(missing_ok=True)  # its rows are in RESULTS_FILE now
     if wanted(RUNS_FILE):
         write_json(data_dir / RUNS_FILE, board.runs)
     if wanted(SUBMISSIONS_FILE):
@@ -201,7 +212,7 @@ def _json_list(path: Path) -> list[dict[str, Any]]:
 
 
 def read_results(site_dir: Path) -> pd.DataFrame:
-    """Read ``<site_dir>/data/results.csv`` back into a DataFrame.
+    """Read ``<site_dir>/data/results.csv.gz`` back into a DataFrame.
 
     Parameters
     ----------
@@ -220,6 +231,8 @@ def read_results(site_dir: Path) -> pd.DataFrame:
         If a column is missing or a value is not a number.
     """
     path = Path(site_dir) / "data" / RESULTS_FILE
+    if not path.is_file():
+        path = path.with_name(LEGACY_RESULTS_FILE)  # a board written before the results were compressed
     if not path.is_file():
         return empty_results()
     columns = result_columns()

@@ -75,7 +75,7 @@ def ranking_intervals(
 
     The items are the headline criteria's, restricted to the ranked models and criteria, with the
     ranking's weights. Each interval is widened, if needed, to contain the rank shown on the overview
-    (computed from ``results.csv``; the two agree unless the files are out of step).
+    (computed from ``results.csv.gz``; the two agree unless the files are out of step).
 
     Returns
     -------

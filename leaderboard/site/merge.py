@@ -151,7 +151,7 @@ class MergeReport:
         Submissions with results on the merged board but no manifest in this build (folder removed or
         manifest invalid); only :func:`retire_keys` removes them.
     rows : dict of str to (int, int)
-        Rows of every merged file (``results.csv``, table files) and ``result keys``: before, after.
+        Rows of every merged file (``results.csv.gz``, table files) and ``result keys``: before, after.
     losses : tuple of str
         What the merge would lose (fewer rows or keys than committed), one phrase each; empty if none.
     changed : tuple of str
@@ -185,8 +185,8 @@ class MergeReport:
 
         Examples
         --------
-        >>> MergeReport(kept=(("a", "amore", "chebi20"),), rows={"results.csv": (10, 10)}).lines()
-        ['site/data: kept 1 result (chebi20: 1), replaced 0, added 0; results.csv 10 → 10 rows']
+        >>> MergeReport(kept=(("a", "amore", "chebi20"),), rows={"results.csv.gz": (10, 10)}).lines()
+        ['site/data: kept 1 result (chebi20: 1), replaced 0, added 0; results.csv.gz 10 → 10 rows']
         """
         kept = f"kept {len(self.kept)} result{'' if len(self.kept) == 1 else 's'}"
         if self.kept:

@@ -1,7 +1,7 @@
 """Robust skill on the site: the number beside each board's rank, the invariance profile, the definition.
 
 The science is :mod:`leaderboard.ranking.robustness`; this module computes it for each board of a
-:class:`~leaderboard.site.sitedata.SiteData` (point values from ``results.csv``, intervals from the same
+:class:`~leaderboard.site.sitedata.SiteData` (point values from ``results.csv.gz``, intervals from the same
 per-item values the rank intervals resample) and renders it: a table cell, a model page's paragraph
 and profile plot, and the methodology section.
 

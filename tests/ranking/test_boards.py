@@ -1,6 +1,6 @@
 """Tests for leaderboard/ranking/boards.py: one board per kind of model, references shown but never ranked.
 
-Built on the committed record (``site/data/results.csv``: embedding and generative models and their
+Built on the committed record (``site/data/results.csv.gz``: embedding and generative models and their
 references) and on small hand-made frames.
 """
 

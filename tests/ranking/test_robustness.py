@@ -1,7 +1,7 @@
 """Tests for leaderboard/ranking/robustness.py: robust skill, its interval and the invariance profile.
 
 The number must mean what its label says: no degenerate answerer (constant, random, absurd) has robust
-skill, a model's value is recomputed here by brute force from ``results.csv`` with code of its own, and
+skill, a model's value is recomputed here by brute force from ``results.csv.gz`` with code of its own, and
 the interval resamples the same per-item values as the rank intervals.
 """
 

@@ -8,9 +8,9 @@ import json
 import pandas as pd
 import pytest
 
-from leaderboard.site.exports import read_results, read_table, write_exports
+from leaderboard.site.exports import read_board, read_results, read_table, write_board, write_exports
 from leaderboard.site.normalise import table_columns
-from leaderboard.site.schema import RUN_KEYS, SUBMISSION_KEYS
+from leaderboard.site.schema import LEGACY_RESULTS_FILE, RESULTS_FILE, RUN_KEYS, SUBMISSION_KEYS
 from leaderboard.tracks import result_columns, table_specs
 from tests.site import _builders as b
 
@@ -24,10 +24,10 @@ def test_results_csv_round_trips_and_json_is_gone(tmp_path) -> None:
     write_exports(res, b.runs(), b.submissions(["mu", "alpha", "zeta"]), tmp_path)
     expected = res.sort_values(result_columns()[:-1]).reset_index(drop=True)
     pd.testing.assert_frame_equal(read_results(tmp_path), expected, check_dtype=False)
-    raw = pd.read_csv(tmp_path / "data" / "results.csv")
+    raw = pd.read_csv(tmp_path / "data" / "results.csv.gz")
     assert list(raw.columns) == result_columns()
     assert raw["value"].tolist() == expected["value"].tolist()
-    assert not (tmp_path / "data" / "results.json").exists()  # dropped: it duplicated results.csv
+    assert not (tmp_path / "data" / "results.json").exists()  # dropped: it duplicated the results
 
 
 def test_runs_and_submissions_json(tmp_path) -> None:
@@ -221,3 +221,20 @@ def test_store_exports_feed_the_site(tmp_path) -> None:
     assert read_table(tmp_path / "site", "recall_at_k")["recall"].tolist() == [0.5, 0.75, 1.0]
     runs = json.loads((tmp_path / "site" / "data" / "runs.json").read_text(encoding="utf-8"))
     assert {r["submission"]: r["status"] for r in runs} == {"mu": "FAILED", "zeta": "FINISHED"}
+
+
+def test_results_are_compressed_byte_stable_and_a_plain_legacy_file_is_read_then_replaced(tmp_path) -> None:
+    # Boards written before the results were compressed keep them in results.csv: read, and replaced by the
+    # compressed file (the same rows) the next time the results are written; nothing is lost on the way.
+    res = b.results(b.BASE_SCORE)
+    write_exports(res, b.runs(), b.submissions(["mu", "alpha", "zeta"]), tmp_path)
+    data = tmp_path / "data"
+    packed = (data / RESULTS_FILE).read_bytes()
+    assert RESULTS_FILE.endswith(".gz") and packed[:2] == b"\x1f\x8b"
+    assert packed[4:8] == b"\0\0\0\0"  # mtime 0: the same rows give the same bytes on every rebuild
+    expected = read_results(tmp_path)
+    (data / LEGACY_RESULTS_FILE).write_bytes(gzip.decompress(packed))
+    (data / RESULTS_FILE).unlink()
+    pd.testing.assert_frame_equal(read_results(tmp_path), expected)
+    write_board(read_board(tmp_path), tmp_path)
+    assert (data / RESULTS_FILE).read_bytes() == packed and not (data / LEGACY_RESULTS_FILE).exists()

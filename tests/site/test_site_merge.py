@@ -21,6 +21,7 @@ from leaderboard.settings import references
 from leaderboard.site.exports import read_board, read_results, write_exports
 from leaderboard.site.merge import Board, merge_boards
 from leaderboard.site.publish import ShrinkError, merge_exports, publish, retire
+from leaderboard.site.schema import RESULTS_FILE
 from leaderboard.site.sitedata import load_site_data
 from leaderboard.tracks import KEY_COLUMNS, result_columns, table_specs
 from tests.site import _builders as b
@@ -29,7 +30,7 @@ COMMITTED = b.REPO_ROOT / "site" / "data"
 # The committed exports (a table no result has filled yet has no file).
 EXPORTS = tuple(
     name
-    for name in ("results.csv", "runs.json", "submissions.json", *(s.file for _, s in table_specs().values()))
+    for name in (RESULTS_FILE, "runs.json", "submissions.json", *(s.file for _, s in table_specs().values()))
     if (COMMITTED / name).is_file()
 )
 DEFAULT = ("minilm-l6-text", "amore", "datamol-default")
@@ -173,7 +174,7 @@ def test_fresh_clone_with_an_empty_store_keeps_the_committed_board_byte_for_byte
     keys = _committed_keys()
     assert f"site/data: kept {len(keys)} results ({_by_dataset(keys)}), replaced 0, added 0" in out
     rows = len(read_results(site))
-    assert f"results.csv {rows} → {rows} rows" in out and (public / "index.html").is_file()
+    assert f"results.csv.gz {rows} → {rows} rows" in out and (public / "index.html").is_file()
 
 
 def test_default_only_store_replaces_only_those_keys_and_keeps_chebi20_and_qm9(site, no_pages) -> None:
@@ -262,11 +263,11 @@ def test_shrinking_is_refused_naming_what_would_be_lost_and_allowed_with_the_fla
     with pytest.raises(ShrinkError) as info:
         merge_exports(store, _cards(), site)
     message = str(info.value)
-    assert "rows of results.csv" in message and "char-ngram-baseline/amore/chebi20" in message
+    assert "rows of results.csv.gz" in message and "char-ngram-baseline/amore/chebi20" in message
     assert "--allow-shrink" in message and all(_same(site).values())  # nothing written
     report = merge_exports(store, _cards(), site, allow_shrink=True)
-    assert report.rows["results.csv"][1] < report.rows["results.csv"][0]
-    assert len(read_results(site)) == report.rows["results.csv"][1]
+    assert report.rows["results.csv.gz"][1] < report.rows["results.csv.gz"][0]
+    assert len(read_results(site)) == report.rows["results.csv.gz"][1]
 
 
 def test_a_lost_key_is_named_in_the_refusal(site) -> None:
@@ -451,7 +452,7 @@ def test_a_merge_splices_and_rewrites_only_the_tables_holding_a_taken_key() -> N
     files = {n: spec.file for n, (_, spec) in table_specs().items()}
     # item_ranks holds rows of the key; answers is not on the board yet (its empty file is written, as
     # before); recall_at_k holds no row of the key: kept as committed, its file not rewritten.
-    assert report.changed == ("results.csv", files["answers"], files["item_ranks"], "runs.json")
+    assert report.changed == ("results.csv.gz", files["answers"], files["item_ranks"], "runs.json")
     assert merged.tables["recall_at_k"] is committed.tables["recall_at_k"]
     ranks = merged.tables["item_ranks"]
     assert set(ranks.loc[_mask(ranks, key), "rank"]) == {1.0} and len(ranks) == len(tables["item_ranks"])
@@ -513,7 +514,7 @@ def test_a_board_run_still_merges_beside_a_refused_preview(site, preview) -> Non
     report = merge_exports(_with_failed_preview(site, preview), _cards(), site)
     assert report.replaced == (DEFAULT,)
     assert report.previews == {("char-ngram-baseline", "amore", "chebi20"): "--limit 3, seed 7"}
-    assert not _same(site)["results.csv"]
+    assert not _same(site)["results.csv.gz"]
     # A failed smoke test never becomes its key's latest attempt.
     runs = json.loads((site / "data" / "runs.json").read_text(encoding="utf-8"))
     assert not any(r["reason"] == "timeout" for r in runs)

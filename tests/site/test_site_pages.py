@@ -34,7 +34,7 @@ def test_strict_build_and_every_page_is_generated(built: dict) -> None:
     assert (public / "index.html").is_file()
     for rel in ("tracks", "tracks/amore", "methodology", "downloads", "submissions", "submissions/zeta"):
         assert (public / rel / "index.html").is_file(), rel
-    for name in ("results.csv", "runs.json", "submissions.json"):
+    for name in ("results.csv.gz", "runs.json", "submissions.json"):
         assert (public / "data" / name).is_file()
     for page in built["pages"]:
         # The header opens the page, or follows the front matter that titles a model page.
@@ -133,7 +133,7 @@ def test_generation_is_deterministic(built: dict, tmp_path) -> None:
     for page in generate_pages(site):
         rel = page.relative_to(site)
         assert page.read_bytes() == (built["site"] / rel).read_bytes(), rel
-    for name in ("results.csv", "runs.json", "submissions.json"):
+    for name in ("results.csv.gz", "runs.json", "submissions.json"):
         assert (site / "data" / name).read_bytes() == (built["site"] / "data" / name).read_bytes()
 
 

@@ -1,7 +1,7 @@
 """Every ranked T2 and T5 number recomputes from the committed per-item tables alone (issue 29, part 4).
 
 A reader who downloads ``site/data/`` must be able to check the board without our code: this test plays
-that reader. It reads the committed ``results.csv`` and the per-item tables, selects the rows the tracks'
+that reader. It reads the committed ``results.csv.gz`` and the per-item tables, selects the rows the tracks'
 headline criteria rank (the declarations only choose *which* rows; nothing of the tracks' scoring code is
 called), and recomputes each value independently:
 
@@ -31,7 +31,7 @@ from evaluators.answers.ranges import PLAUSIBLE
 from evaluators.tracks import TRACKS
 
 DATA = Path(__file__).resolve().parents[2] / "site" / "data"
-TOLERANCE = 1e-9  # results.csv carries 12 significant decimals at least; a lost digit shows as 1e-6 or more
+TOLERANCE = 1e-9  # the results carry 12 significant decimals at least; a lost digit shows as 1e-6 or more
 
 
 def _read(name: str) -> pd.DataFrame:
@@ -40,7 +40,7 @@ def _read(name: str) -> pd.DataFrame:
 
 @pytest.fixture(scope="module")
 def results() -> pd.DataFrame:
-    return _read("results.csv")
+    return _read("results.csv.gz")
 
 
 def _ranked(results: pd.DataFrame, track: str) -> pd.DataFrame:

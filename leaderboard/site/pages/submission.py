@@ -316,7 +316,7 @@ def all_numbers_html(grp: pd.DataFrame, dims: Sequence[Dimension]) -> str:
     The rows are embedded in the page as JSON (``<script type="application/json">``, already formatted
     text) rather than as an HTML table: MkDocs then neither parses nor indexes thousands of cells, which
     made 100 submission pages take most of the build. ``site/javascripts/tables.js`` renders the table
-    (sortable, as text: nothing in a cell is parsed as HTML) inside the block; ``results.csv`` holds the
+    (sortable, as text: nothing in a cell is parsed as HTML) inside the block; ``results.csv.gz`` holds the
     same numbers. The JSON comes from :func:`leaderboard.markdown.json_script`, so no value can end the
     script element.
     """
@@ -342,7 +342,7 @@ def all_numbers_html(grp: pd.DataFrame, dims: Sequence[Dimension]) -> str:
     return "\n".join(
         [
             f'<details class="note chemrobust-numbers" data-search-exclude><summary>All {len(grp)} numbers '
-            "(also in results.csv)</summary>",
+            "(also in results.csv.gz)</summary>",
             f'<script type="application/json" class="chemrobust-table">{json_script(spec)}</script>',
             "</details>",
         ]

@@ -1,7 +1,7 @@
 """The AMORE track's figures: layer-wise Acc@1 and Recall@K curves (plotly figure JSON).
 
 The figure builders are pure functions of the long-format DataFrames that :mod:`leaderboard.site.build`
-exports (``site/data/results.csv`` and ``site/data/recall_at_k.csv.gz``). They return a figure as a
+exports (``site/data/results.csv.gz`` and ``site/data/recall_at_k.csv.gz``). They return a figure as a
 plain JSON-able dict (``{"data": [...], "layout": {...}}``: the layout built with ``plotly.graph_objects``
 and ``plotly.subplots.make_subplots``, the traces plain dicts in plotly's JSON schema, which is much faster
 than ``go.Scatter`` objects on a board of 100 models) without a layout template: the page script
@@ -92,7 +92,7 @@ def layerwise_figure(
     Parameters
     ----------
     results : pandas.DataFrame
-        Long-format results (columns of ``site/data/results.csv``). Only AMORE rows of
+        Long-format results (columns of ``site/data/results.csv.gz``). Only AMORE rows of
         ``dataset`` with metric ``acc_at_1`` in the :data:`SETTING` are used.
     dataset : str
         Dataset to plot.
@@ -329,7 +329,7 @@ def n_pairs_by_augmentation(
     Parameters
     ----------
     results : pandas.DataFrame
-        Long-format results (columns of ``site/data/results.csv``).
+        Long-format results (columns of ``site/data/results.csv.gz``).
     dataset : str
         Dataset.
     submission : str, optional
