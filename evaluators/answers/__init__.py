@@ -53,16 +53,24 @@ from evaluators.answers.counts import read_count
 from evaluators.answers.labels import read_label
 from evaluators.answers.numbers import read_number
 from evaluators.answers.spans import SPAN_RULES, find_span, is_refusal
-from evaluators.answers.structures import formula_counts_of, name_candidates, read_formula, read_smiles
+from evaluators.answers.structures import (
+    bullet_list,
+    canonical,
+    formula_counts_of,
+    name_candidates,
+    name_list,
+    read_formula,
+    read_smiles,
+)
 
 __all__ = ["ANSWER_KINDS", "READING_RULES", "Reading", "extract", "formula_counts", "formula_of", "normalise",
            "normalise_formula", "normalise_label", "normalise_number", "normalise_smiles", "read",
            "read_batch"]  # fmt: skip
 
 #: The answer kinds :func:`normalise` knows.
-ANSWER_KINDS = ("smiles", "name", "formula", "label", "number", "count")
+ANSWER_KINDS = ("smiles", "name", "names", "formula", "label", "number", "count")
 #: Every rule id a :class:`Reading` may carry (module docstring; ``none``: no answer).
-READING_RULES = (*SPAN_RULES, "after-arrow", "last-molecule", "without-aside")
+READING_RULES = (*SPAN_RULES, "after-arrow", "last-molecule", "without-aside", "bullet-list")
 _OR = re.compile(r"\s(?:or|and/or)\s", re.IGNORECASE)
 _FORMULA_TOKEN = re.compile(r"([A-Z][a-z]?)(\d*)")
 
@@ -140,8 +148,8 @@ def read(kind: str, text: str, *, task: str | None = None) -> Reading:
     """
     if kind not in ANSWER_KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; known: {', '.join(ANSWER_KINDS)}")
-    if kind == "name":
-        raise ValueError("names are read in batches: use read_batch('name', ...)")
+    if kind in ("name", "names"):
+        raise ValueError(f"names are read in batches: use read_batch({kind!r}, ...)")
     span, rule = find_span(text)
     if not span:
         return _NONE
@@ -189,10 +197,12 @@ def read_batch(
     >>> [r.value for r in read_batch("name", ["Ethanol (ethyl alcohol)", "x"], names_to_smiles=parser)]
     ['CCO', None]
     """
-    if kind != "name":
+    if kind not in ("name", "names"):
         return [read(kind, t, task=task) for t in texts]
     if names_to_smiles is None:
         from evaluators.answers.opsin import names_to_smiles
+    if kind == "names":
+        return _read_name_lists(texts, names_to_smiles, problems)
     spans = [find_span(t) for t in texts]
     # A refusal or alternatives ("ethanol or methanol") never reach OPSIN: no answer.
     candidates = [
@@ -225,6 +235,42 @@ def read_batch(
             readings.append(Reading(second[i], "without-aside", span))
         else:
             readings.append(_reading(value, rule, span))
+    return readings
+
+
+def _read_name_lists(
+    texts: Sequence[str], names_to_smiles: Callable[..., Any], problems: dict[int, str] | None
+) -> list[Reading]:
+    """Read answers that list several names (kind ``names``): every name of every answer in one OPSIN batch.
+
+    The value is the canonical SMILES of all the molecules together (RDKit orders the components: a set);
+    an answer with a name OPSIN cannot read, or offering alternatives, is no answer.
+
+    >>> known = {"ethanol": "CCO", "acetic acid": "CC(=O)O"}
+    >>> parse = lambda names: [known.get(x.lower()) for x in names]
+    >>> reading = _read_name_lists(["Ethanol; acetic acid"], parse, None)
+    >>> reading[0].value
+    'CC(=O)O.CCO'
+    """
+    # A plain list of names (no answer line, tag or box) is read whole: its first line names one molecule.
+    spans = [(listed, "bullet-list") if rule == "first-line" and (listed := bullet_list(t)) else (span, rule)
+             for t, (span, rule) in ((t, find_span(t)) for t in texts)]  # fmt: skip
+    lists = [name_list(span) if span and not is_refusal(span) and not _OR.search(span) else []
+             for span, _ in spans]  # fmt: skip
+    flat = [name for names in lists for name in names]
+    owner = [i for i, names in enumerate(lists) for _ in names]
+    found: dict[int, str] = {}
+    values = list(names_to_smiles(flat, **({} if problems is None else {"problems": found}))) if flat else []
+    if problems is not None:
+        for position, why in found.items():
+            problems.setdefault(owner[position], why)
+    readings = []
+    start = 0
+    for (span, rule), names in zip(spans, lists, strict=True):
+        got = values[start : start + len(names)]
+        start += len(names)
+        joined = canonical(".".join(got)) if got and None not in got else None
+        readings.append(_reading(joined, rule, span))
     return readings
 
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-__all__ = ["canonical", "formula_counts_of", "name_candidates", "read_formula", "read_smiles"]
+__all__ = ["MAX_LISTED_NAMES", "bullet_list", "canonical", "formula_counts_of", "name_candidates",
+           "name_list", "read_formula", "read_smiles"]  # fmt: skip
 
 MAX_TOKEN = 500
 _ARROW = re.compile(
@@ -248,3 +249,60 @@ def name_candidates(span: str) -> tuple[str, str]:
     first = (span[: clause.start()] if clause else span).strip().rstrip(".").strip("\"'`*“”‘’ ")
     second = _ASIDE.sub("", first).strip()
     return first, second or first
+
+
+#: Most names one answer may list (reactants and reagents): a longer list is no answer, never an OPSIN run.
+MAX_LISTED_NAMES = 16
+#: Where a list of names is cut into names: a semicolon or a line break, a comma or "and" between names, or a
+#: '.' that joins two names as the data sets write reactants ("oxolane.2-hydroxyisoindole-1,3-dione") —
+#: never the dots of a locant set ("bicyclo[2.2.1]"), which sit between two digits.
+_NAME_LIST = re.compile(r"\s*(?:;|\n|,\s+(?:and\s+)?|\s+and\s+|\s+\+\s+|(?<!\d)\.|\.(?!\d))\s*")
+#: A lead-in that names what the list is ("The reactants are", "Reagents:").
+_LIST_CUE = re.compile(
+    r"^\s*(?:the\s+)?(?:reactants|reagents|starting\s+materials)(?:\s+and\s+(?:reagents|reactants))?"
+    r"\s*(?:are|would\s+be|:)\s*", re.IGNORECASE)  # fmt: skip
+
+
+def name_list(span: str) -> list[str]:
+    """Return the names a span lists (several molecules, e.g. reactants and reagents); ``[]``: none.
+
+    A list of more than :data:`MAX_LISTED_NAMES` names is no answer. Each name is cut as a single name is
+    (:func:`name_candidates`, first candidate).
+
+    >>> name_list("acetic acid.ethanol")
+    ['acetic acid', 'ethanol']
+    >>> name_list("The reactants are ethanol and acetyl chloride.")
+    ['ethanol', 'acetyl chloride']
+    >>> name_list("bicyclo[2.2.1]heptan-2-one.2-methylpropan-2-olate")
+    ['bicyclo[2.2.1]heptan-2-one', '2-methylpropan-2-olate']
+    """
+    if not isinstance(span, str):
+        return []
+    span = _LIST_CUE.sub("", span[:4000]).strip().rstrip(".")
+    parts = [p for p in _NAME_LIST.split(span) if p.strip()]
+    if len(parts) > MAX_LISTED_NAMES:
+        return []
+    names = [name_candidates(p)[0] for p in parts]
+    return names if all(names) else []
+
+
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d{1,2}[.)])\s+(?P<item>\S[^\n]*)$")
+
+
+def bullet_list(text: str) -> str | None:
+    r"""Return the items of a completion that is a bulleted or numbered list, joined by ``"; "``, or ``None``.
+
+    A line that introduces the list (ending in a colon) may precede it; nothing may follow it.
+
+    >>> bullet_list("Reactants:\n- ethanol\n- acetic acid")
+    'ethanol; acetic acid'
+    >>> bullet_list("1. **ethanol**\n2. acetyl chloride") and bullet_list("ethanol") is None
+    True
+    """
+    lines = [line for line in str(text)[:4000].strip().splitlines() if line.strip()]
+    if lines and lines[0].rstrip().endswith(":") and not _BULLET.match(lines[0]):
+        lines = lines[1:]
+    items = [_BULLET.match(line) for line in lines]
+    if len(items) < 2 or not all(items):
+        return None
+    return "; ".join(m["item"].strip().strip("*`_ ") for m in items if m)

@@ -19,7 +19,8 @@ asks for "the other notation" (name ↔ SMILES), which a SELFIES or an InChI doe
 its reactants are introduced as "SMILES strings" or "IUPAC names", and a reaction's components would each
 have to read back (its answers are SMILES either way, or, in ``reaction_own_notation``, the consistency
 study's own setting, a SMILES from SMILES and a name from names; nor ``retrosynthesis``, asked from the
-product in every writing, whose answer is a set of molecules). The InChI's main layer
+product in every writing, whose answer is a set of molecules, and ``retrosynthesis_own_notation``, that set in
+the product's notation: SMILES from SMILES, IUPAC names from a name). The InChI's main layer
 states the molecular formula: the formula question from an InChI measures reading the notation, not
 computing.
 """
@@ -31,7 +32,8 @@ from typing import Any
 
 from evaluators.notations.representations import get_representation
 
-__all__ = ["PAIRS", "REPRESENTATIONS", "TASKS", "Task", "applicable", "input_structures", "truth"]
+__all__ = ["PAIRS", "REPRESENTATIONS", "RETROSYNTHESIS", "TASKS", "Task", "applicable", "input_structures",
+           "truth"]  # fmt: skip
 
 #: Every representation a task may be asked in (a task's own: :attr:`Task.representations`).
 REPRESENTATIONS = ("smiles", "iupac", "randomized", "selfies", "inchi")
@@ -225,7 +227,25 @@ TASKS: tuple[Task, ...] = (
         echo_is_no_answer=True,
         what="the SMILES strings of the reactants and reagents, joined by '.'",
     ),
+    Task(
+        name="retrosynthesis_own_notation",
+        label="Retrosynthesis (reactants and reagents in the product's notation)",
+        # The consistency study's setting for both reaction tasks: SMILES in → SMILES out, an IUPAC name in →
+        # IUPAC names out; every name of the answer is read back (OPSIN) and the molecules compared as a set.
+        template="Consider {molecule}, the product of a reaction. Predict the reactants and reagents that "
+        "make it, written the way the product is written: their SMILES strings if it is given as a SMILES "
+        "string, their IUPAC names if it is given as an IUPAC name, joined by '.'. Please output them "
+        "directly.",
+        answer={"smiles": "smiles", "iupac": "names", "randomized": "smiles"},
+        needs=("product_smiles", "product_iupac", "reactants_smiles"),
+        max_new_tokens=192,
+        inputs=("product_smiles", "product_iupac"),
+        echo_is_no_answer=True,
+        what="the reactants' and reagents' SMILES strings or IUPAC names, as asked, joined by '.'",
+    ),
 )
+#: Tasks whose answer is the recorded reactants and reagents (a set of molecules), asked from the product.
+RETROSYNTHESIS = ("retrosynthesis", "retrosynthesis_own_notation")
 
 
 def applicable(records: list[dict[str, str]]) -> list[Task]:
@@ -242,13 +262,14 @@ def truth(task: Task, record: dict[str, str]) -> Any:
     left out, as the answers are normalised); lipinski: at most one of MW > 500, Crippen logP > 5,
     > 5 H-bond donors, > 10 acceptors (RDKit's Lipinski definitions); hydration_free_energy: the record's
     value; reaction, reaction_own_notation: the canonical SMILES of the recorded product (a name answer is
-    read back to a structure before it is compared); retrosynthesis: the canonical SMILES of the recorded
-    reactants and reagents together (RDKit orders the components, so this is a set comparison).
+    read back to a structure before it is compared); retrosynthesis, retrosynthesis_own_notation: the
+    canonical SMILES of the recorded reactants and reagents together (RDKit orders the components, so this
+    is a set comparison; names are read back first).
     """
     from evaluators.answers import normalise_formula
     from evaluators.notations.smiles import canonical_smiles
 
-    if task.name == "retrosynthesis":  # the recorded reactants and reagents, as one set
+    if task.name in RETROSYNTHESIS:  # the recorded reactants and reagents, as one set
         return canonical_smiles(record["reactants_smiles"])
     if task.reactions:
         return canonical_smiles(record["product_smiles"])

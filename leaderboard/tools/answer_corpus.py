@@ -31,6 +31,7 @@ from leaderboard.tools.answer_styles import (  # noqa: F401 - the styles, crosse
     latex_formula,
     mol_weight,
     name_styles,
+    names_styles,
     number_styles,
     reaction_styles,
     ring_count,
@@ -121,6 +122,8 @@ def build() -> list[dict[str, Any]]:
                 styles = smiles_styles(row[1], other[1], j)
             elif kind == "name":
                 styles = name_styles(row, other, j)
+            elif kind == "names":
+                styles = names_styles(row, MOLECULES[(j + 1) % n], other, j)
             elif kind == "formula":
                 styles = formula_styles(hill(row[1]), row[2], hill(other[1]), j)
             elif kind == "label":

@@ -158,6 +158,28 @@ def name_styles(row: tuple, other: tuple, i: int) -> list[tuple[str, str, Any, s
     ]
 
 
+def names_styles(row: tuple, second: tuple, other: tuple, i: int) -> list[tuple[str, str, Any, str]]:
+    """Return answers that list two names (reactants and reagents; expected: both molecules as one set)."""
+    a, b, c = row[0], second[0], other[0]
+    e = canonical(f"{row[1]}.{second[1]}")
+    return [
+        ("dot-joined", f"{a}.{b}", e, "joined by '.', as asked"),
+        ("semicolons", f"{a}; {b}", e, ""),
+        ("and-sentence", f"The reactants are {a} and {b}.", e, "a lead-in naming the list is not a name"),
+        ("bullet-list", f"- {a}\n- {b}", e, "a plain list is read whole"),
+        ("numbered-list", f"Reactants:\n1. {a}\n2. {b}", e, "a plain list is read whole"),
+        ("cot-answer-line", f"An ester comes from an acid and an alcohol.\nAnswer: {a}.{b}", e, ""),
+        ("plus", f"{a} + {b}", e, ""),
+        ("comma", f"{a}, {b}", e, "a comma and a space never sit inside an IUPAC name"),
+        ("tag", f"<answer>{a}; {b}</answer>", e, ""),
+        ("reversed", f"{b}.{a}", e, "a set: order does not matter"),
+        ("several", f"{a}.{b} or {a}.{c}", None, "two candidate sets: ambiguous"),
+        ("refusal", "I cannot determine the reactants.", None, "refusal"),
+        ("unreadable-member", f"{a}; frobnicated {b}", None, "a name OPSIN cannot read voids the set"),
+        ("smiles-instead", f"{row[1]}.{second[1]}", None, "SMILES where IUPAC names were asked"),
+    ]
+
+
 def formula_styles(formula: str, condensed: str, other: str, i: int) -> list[tuple[str, str, Any, str]]:
     """Return formula answers (expected: the Hill formula)."""
     rows = [
@@ -374,6 +396,8 @@ TRACK_TASKS: tuple[tuple[str, str, str], ...] = (
     ("T3", "reaction_own_notation", "smiles"),
     ("T3", "reaction_own_notation", "name"),
     ("T3", "retrosynthesis", "smiles"),
+    ("T3", "retrosynthesis_own_notation", "smiles"),
+    ("T3", "retrosynthesis_own_notation", "names"),
 )
 UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aqueous_solubility": "log units",
          "log_solubility": "(log S)"}  # fmt: skip

@@ -214,7 +214,8 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
     out = tmp_path / "out"
     out.mkdir()
     questions = TRACK.questions(reactions)
-    assert {q.task.name for q in questions} == {"reaction", "reaction_own_notation", "retrosynthesis"}
+    assert {q.task.name for q in questions} == {"reaction", "reaction_own_notation", "retrosynthesis",
+                                                "retrosynthesis_own_notation"}
     echo = {q.request.id: q.shown if q.item == "r1" else q.shown.split(".")[0] for q in questions}
     lines = [json.dumps({"id": i, "completion": text}) for i, text in echo.items()]
     (out / COMPLETIONS).write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -222,10 +223,11 @@ def test_a_reaction_answer_that_repeats_the_question_is_no_prediction(tmp_path, 
             for r in TRACK.score(_result(), out_dir=out, data_dir=tmp_path).rows}  # fmt: skip
     # Copying the reactants (all of them, or one) back is invariant under any SMILES rewriting; it must
     # not count as a consistent prediction — nor, in the reactants' own notation, a reactant's name.
-    for task in ("reaction", "reaction_own_notation", "retrosynthesis"):  # retrosynthesis: the product back
-        assert rows[(task, "-", "smiles", "missing_share")] == 1.0
+    for task in ("reaction", "reaction_own_notation", "retrosynthesis", "retrosynthesis_own_notation"):
+        assert rows[(task, "-", "smiles", "missing_share")] == 1.0  # retrosynthesis: the product back
         assert rows[(task, "smiles-randomized", "-", "consistency")] == 0.0
     assert rows[("reaction_own_notation", "-", "iupac", "missing_share")] == 1.0
+    assert rows[("retrosynthesis_own_notation", "-", "iupac", "missing_share")] == 1.0  # the product's name
 
 
 #: Two small reactions with names (issue 33's reaction questions).
@@ -352,3 +354,35 @@ def test_retrosynthesis_asks_from_the_product_and_compares_sets_of_molecules(tmp
     first = scored(lambda q: by_id[q.item]["reactants_smiles"].split(".")[0])
     assert first[("retrosynthesis", "smiles-iupac", "-", "consistency")] == 1.0
     assert first[("retrosynthesis", "-", "smiles", "accuracy")] == 0.0
+
+
+def test_retrosynthesis_in_the_products_notation_reads_every_name_back(tmp_path, monkeypatch) -> None:
+    """Issue 33 item 4: from a name, the reactants and reagents as IUPAC names (any order, '.'-joined, in a
+    list or a sentence), each read back by OPSIN and compared as a set; SMILES where names were asked are not
+    what was asked (unreadable as names)."""
+    reactions = REACTIONS
+    monkeypatch.setattr(datasets, "load_records", lambda name, data_dir, limit=None: reactions)
+    by_id = {r["id"]: r for r in reactions}
+    questions = [q for q in TRACK.questions(reactions) if q.task.name == "retrosynthesis_own_notation"]
+    assert {q.representation: q.kind for q in questions} == {"smiles": "smiles", "iupac": "names",
+                                                             "randomized": "smiles"}  # fmt: skip
+    assert all("their IUPAC names if it is given as an IUPAC name" in q.request.prompt for q in questions)
+
+    def own(q) -> str:
+        record = by_id[q.item]
+        if q.representation != "iupac":
+            return record["reactants_smiles"]
+        names = list(reversed(record["reactants_iupac"].split(".")))
+        return "\n".join(f"- {n}" for n in names) if q.item == "r1" else f"Answer: {' and '.join(names)}"
+
+    right = _scored_reactions(tmp_path, own)
+    assert right[("retrosynthesis_own_notation", "-", "iupac", "accuracy")] == 1.0
+    assert right[("retrosynthesis_own_notation", "smiles-iupac", "-", "consistency")] == 1.0
+    smiles_only = _scored_reactions(tmp_path, lambda q: by_id[q.item]["reactants_smiles"])
+    assert smiles_only[("retrosynthesis_own_notation", "-", "iupac", "missing_share")] == 1.0
+    assert smiles_only[("retrosynthesis_own_notation", "smiles-iupac", "-", "consistency")] == 0.0
+    # One name fewer is another set: consistent with nothing the SMILES side said, and not right.
+    short = _scored_reactions(tmp_path, lambda q: own(q) if q.representation != "iupac"
+                              else by_id[q.item]["reactants_iupac"].split(".")[0])  # fmt: skip
+    assert short[("retrosynthesis_own_notation", "-", "iupac", "accuracy")] == 0.0
+    assert short[("retrosynthesis_own_notation", "smiles-iupac", "-", "consistency")] == 0.0

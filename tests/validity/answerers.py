@@ -69,6 +69,9 @@ def write(kind: str, value: Any, case: Case) -> str:
         return str(int(value))
     if kind == "name":
         return case.names.get(value, "")
+    if kind == "names":  # a set of molecules: each component's name, joined by '.' as asked
+        names = [case.names.get(part, "") for part in str(value).split(".")]
+        return ".".join(names) if all(names) else ""
     return str(value)
 
 
@@ -102,7 +105,8 @@ def biased_oracle(q: Question, case: Case) -> str:
     return random_valid("biased", q, case)
 
 
-_PER_KIND = {"label": "yes", "number": "0", "smiles": "CCO", "name": "ethanol", "formula": "C2H6O",
+_PER_KIND = {"label": "yes", "number": "0", "smiles": "CCO", "name": "ethanol", "names": "ethanol.water",
+             "formula": "C2H6O",
              "count": "1", "caption": "The molecule is a member of the class of organic compounds."}
 
 

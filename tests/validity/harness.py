@@ -61,6 +61,12 @@ def _names(records: Sequence[dict[str, str]]) -> dict[str, str]:
         for name, structure in (("iupac", "smiles"), ("product_iupac", "product_smiles")):
             if r.get(name) and (smiles := canonical_smiles(r[structure])):
                 out.setdefault(smiles, r[name])
+        # Each reactant and reagent by its name (T3 asks them as names from the product's name).
+        names, structures = str(r.get("reactants_iupac") or ""), str(r.get("reactants_smiles") or "")
+        if names and len(names.split(".")) == len(structures.split(".")):
+            for name, structure in zip(names.split("."), structures.split("."), strict=True):
+                if smiles := canonical_smiles(structure):
+                    out.setdefault(smiles, name)
     return out
 
 
@@ -68,7 +74,7 @@ def _pools(questions: Sequence[Question], truths: dict[str, Any]) -> dict[tuple[
     pools: dict[tuple[str, str], list[Any]] = {}
     for q in questions:
         value = truths[q.request.id]
-        kind = "smiles" if q.kind == "name" else q.kind  # a name answer is a structure truth
+        kind = "smiles" if q.kind in ("name", "names") else q.kind  # a name answer is a structure truth
         for key in ((task_of(q), q.kind), (task_of(q), kind)):
             bucket = pools.setdefault(key, [])
             if value is not None and value not in bucket:
@@ -251,8 +257,9 @@ def score_track(
                                     else type(track).questions(track, recs))  # fmt: skip
     memo = opsin.names_to_smiles = _MemoOpsin(real_opsin)
     texts = {name: [answer(q, case) for q in questions] for name, answer in answerers(track_name).items()}
-    memo.prime({extract(t) for answers in texts.values() for q, t in zip(questions, answers, strict=True)
-                if q.kind == "name"})  # fmt: skip
+    memo.prime({part for answers in texts.values() for q, t in zip(questions, answers, strict=True)
+                if q.kind in ("name", "names") for part in (extract(t).split(".") if q.kind == "names"
+                                                            else [extract(t)])})  # fmt: skip
     try:
         for name, answers in texts.items():
             out = work / track_name / name

@@ -147,7 +147,9 @@ class ConsistencyTrack(AskingTrack):
     #: 8 (issue 33 item 4): ``reaction_own_notation``, the product asked in the reactants' notation (a name
     #: from names, a SMILES from SMILES, both read back to a structure), beside the SMILES-product question;
     #: ``retrosynthesis``, the reactants and reagents from the product (in every writing).
-    version = 8
+    #: 9 (issue 33 item 4): ``retrosynthesis_own_notation``, the reactants and reagents in the product's
+    #: notation (IUPAC names from a name, read back by OPSIN and compared as a set).
+    version = 9
     main_metric = "kappa_consistency"
     description = (
         "Generative models answer the same question about a molecule written as SMILES, as an IUPAC name, "
@@ -360,7 +362,7 @@ def structural(task: Task) -> bool:
 
     Such answers are graded strictly and leniently (:mod:`evaluators.asking.grading`).
     """
-    return not task.numeric and set(task.answer.values()) <= {"smiles", "name"}
+    return not task.numeric and set(task.answer.values()) <= {"smiles", "name", "names"}
 
 
 def _levels(questions: Sequence[Question], by_record: dict[str, dict[str, str]]) -> dict[str, str | None]:

@@ -39,7 +39,8 @@ TRACK = "consistency"
 ANSWERS = "answers"
 #: Items listed per task in a model's explorer, and how many of them get drawings.
 SHOWN, DRAWN = 8, 3
-_STRUCTURE_TASKS = ("translation", "reaction", "reaction_own_notation", "retrosynthesis")
+_STRUCTURE_TASKS = ("translation", "reaction", "reaction_own_notation", "retrosynthesis",
+                    "retrosynthesis_own_notation")
 
 
 def _label(dimension: str, value: str) -> str:
@@ -331,7 +332,11 @@ def methodology() -> list[str]:
         "Retrosynthesis asks the reverse, from the product: its consistency needs no ground truth (the "
         "answers from the product's SMILES and from its name are compared with each other, as sets of "
         "molecules); its accuracy is exact match with what the record lists as going in — reactants and "
-        "reagents together, since the records do not say which is which — reported, not ranked.",
+        "reagents together, since the records do not say which is which — reported, not ranked. It too is "
+        "asked a second time in the product's own notation: SMILES from a SMILES, IUPAC names (joined by "
+        "'.', or listed) from a name, each name read back by OPSIN before the sets are compared; the "
+        "record's reactant names are not always the recorded structures (a Grignard reagent's name, "
+        "“magnesium(1+)”, for C[Mg+]), which caps the name side's accuracy, never its consistency.",
         "",
         table(["Task", "Question", "Answer asked, per writing"],
               [[esc(t.label), code(t.template), esc(", ".join(f"{r}: {k}" for r, k in t.answer.items()))]
