@@ -61,3 +61,22 @@ def test_the_downstream_bench_runs_on_a_few_molecules_from_the_mirror(tmp_path, 
     out = capsys.readouterr().out
     for line in ("(120 molecules)", "model's embed call (floor)", "host side", "T1 (AMORE) on the same set"):
         assert line in out
+
+
+def test_the_site_bench_clones_every_track_and_table_kind_and_builds(capsys) -> None:
+    from leaderboard.site.exports import read_board
+    from leaderboard.tools import bench_site
+
+    site = bench_site.REPO_ROOT / "site"
+    board = read_board(site)
+    results, runs, submissions, tables = bench_site.clone_board(site, 2 * len(board.submissions))
+    # Every model twice, under new ids: each clone has its model's tracks, runs and per-item rows.
+    ids = {s["id"] for s in submissions}
+    assert len(submissions) == len(ids) == 2 * len(board.submissions)
+    assert set(results["track"].astype(str)) == set(board.results["track"].astype(str))
+    assert len(results) == 2 * len(board.results) and len(runs) == 2 * len(board.runs)
+    assert {n: len(t) for n, t in tables.items()} == {n: 2 * len(t) for n, t in board.tables.items()}
+    assert all(len(t) for t in tables.values())  # every table kind the board has, none empty
+    assert bench_site.main(["--systems", "1,2", "--no-mkdocs"]) == 0
+    out = capsys.readouterr().out
+    assert "growth from 1 to 2 submissions" in out, out
