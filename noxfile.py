@@ -183,6 +183,13 @@ def bench_endpoint(session: nox.Session) -> None:
     session.run("python", "-m", "leaderboard.tools.bench_endpoint", *session.posargs, env=_env())
 
 
+@nox.session(name="bench-site", python=PYTHON)
+def bench_site(session: nox.Session) -> None:
+    """The site at scale: clones of the committed board (all tracks), ``-- --systems 10,100``."""
+    install(session)
+    session.run("python", "-m", "leaderboard.tools.bench_site", *session.posargs, env=_env())
+
+
 @nox.session(name="train-reference", python=PYTHON)
 def train_reference(session: nox.Session) -> None:
     """Rebuild the reference SMILES language models from scratch: ``nox -s train-reference [-- ID ...]``.
