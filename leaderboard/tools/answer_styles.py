@@ -398,6 +398,7 @@ TRACK_TASKS: tuple[tuple[str, str, str], ...] = (
     ("T3", "retrosynthesis", "smiles"),
     ("T3", "retrosynthesis_own_notation", "smiles"),
     ("T3", "retrosynthesis_own_notation", "names"),
+    ("T4", "retrosynthesis", "smiles"),
 )
 UNITS = {"hydration_free_energy": "kcal/mol", "molecular_weight": "g/mol", "aqueous_solubility": "log units",
          "log_solubility": "(log S)"}  # fmt: skip

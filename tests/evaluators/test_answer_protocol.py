@@ -64,7 +64,7 @@ def test_the_protocol_is_part_of_every_generative_definition() -> None:
     for cls in (ConsistencyTrack, PromptRobustnessTrack, IdentityBlindedTrack):
         assert cls(TrackOptions()).definition()["protocol"] == protocol.definition()
     versions = (ConsistencyTrack.version, PromptRobustnessTrack.version, IdentityBlindedTrack.version)
-    assert versions == (9, 9, 6)  # T3 9: retrosynthesis in the product's notation; T4 9: tautomer-sensitive
+    assert versions == (9, 10, 6)  # T3 9: retrosynthesis in the product's notation; T4 10: retrosynthesis
 
 
 @pytest.mark.parametrize(

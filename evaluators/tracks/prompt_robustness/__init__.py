@@ -168,7 +168,9 @@ class PromptRobustnessTrack(AskingTrack):
     #: 9: a name verified only as another tautomer of the record's SMILES has no truth for tasks whose truth
     #: a tautomer can change (functional groups, aromatic rings, Lipinski's donors, similarity); "same
     #: molecule?" also as two SELFIES and as an InChI and a SMILES (issue 33).
-    version = 9
+    #: 10 (issue 33 item 1): retrosynthesis, on the reactions whose reactants a named reaction rule proves
+    #: (:mod:`.retro`), answers compared as sets of molecules and by Tanimoto.
+    version = 10
     main_metric = "accuracy_mean"
     description = (
         "Generative models answer each question in six wordings (templates) and in SMILES and IUPAC "
@@ -261,7 +263,8 @@ class PromptRobustnessTrack(AskingTrack):
                 kind = s.answer[representation]
                 if posed is None:
                     texts = written_all(s, representation, chosen)
-                elif s.slots:  # one molecule, written as usual, and the composer's slot values
+                elif s.slots or not any(p.texts for p in posed.values()):
+                    # one molecule, written as usual (the composer chose the items, and any slot values)
                     texts = {i: t for i, t in written_all(s, representation, chosen).items() if i in posed}
                 else:  # relational: only the items the composer could pose, in their own texts
                     texts = {i: p.texts[representation] for i, p in posed.items()
@@ -348,12 +351,12 @@ class PromptRobustnessTrack(AskingTrack):
         scores: dict[str, dict[str, float | None]] = {}
         for q in scored:
             answer = answers[q.request.id]
-            if answer is not None and q.task.task == "forward_reaction":
+            if answer is not None and q.task.task in ("forward_reaction", "retrosynthesis"):
                 key = (q.task.task, q.kind, q.item)
                 if key not in echoes:
                     echoes[key] = _echoes(q.task, by_record[q.item], q.kind)
                 if answer in echoes[key]:
-                    answers[q.request.id] = answer = None  # the reactants repeated back: no prediction
+                    answers[q.request.id] = answer = None  # the input repeated back: no prediction
                     rules[q.request.id] = "echo"
             scores[q.request.id] = item_scores(q.kind, answer, truth_of[q.request.id],
                                                q.task.task if q.kind == "number" else None,

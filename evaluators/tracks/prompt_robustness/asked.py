@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.tracks.prompt_robustness.groups import functional_group  # noqa: F401 - registers its composer
 from evaluators.tracks.prompt_robustness.relational import COMPOSERS, Posed
+from evaluators.tracks.prompt_robustness.retro import retrosynthesis  # noqa: F401 - registers its composer
 from evaluators.tracks.prompt_robustness.templates import IMAGES, TemplateSet, load_template_sets
 
 __all__ = [
@@ -140,6 +141,6 @@ def applicable(
 def composed(
     template_set: TemplateSet, records: Sequence[dict[str, str]], chosen: Sequence[dict[str, str]], seed: int
 ) -> dict[str, Posed] | None:
-    """Return a composed task's items on the sample (:mod:`.relational`, :mod:`.groups`); else ``None``."""
+    """Return a composed task's items (:mod:`.relational`, :mod:`.groups`, :mod:`.retro`); else ``None``."""
     compose = COMPOSERS.get(template_set.task)
     return None if compose is None else compose(records, chosen, seed)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["COMPOSERS", "MARGIN", "Posed", "equivalence", "name_equivalence", "similarity"]
 
@@ -58,7 +59,7 @@ class Posed:
     """
 
     texts: dict[str, str]
-    truth: bool
+    truth: Any  # yes/no (a bool), or a structure (retrosynthesis: the reactants' canonical SMILES)
     kind: str
     members: tuple[str, ...] = ()
     slots: tuple[tuple[str, str], ...] = ()

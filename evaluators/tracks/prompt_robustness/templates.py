@@ -89,6 +89,9 @@ class TemplateSet:
     slots : tuple of str
         Further template slots, filled per item by the task's composer (``{group}``: the functional group
         asked about, :mod:`evaluators.tracks.prompt_robustness.groups`).
+    what : str
+        What the answer protocol's last line calls the answer, where the answer kind's own words do not fit
+        (several molecules, not "the SMILES string"); ``""``: the kind's words.
     tautomer_sensitive : bool
         Another tautomer of the molecule can have another truth (a functional group, an aromatic ring, an
         H-bond donor, a fingerprint): a name shown that OPSIN verifies only as a tautomer of the record's
@@ -108,6 +111,7 @@ class TemplateSet:
     balance: str = ""
     slots: tuple[str, ...] = ()
     tautomer_sensitive: bool = False
+    what: str = ""
 
     @property
     def numeric(self) -> bool:
@@ -140,7 +144,8 @@ class TemplateSet:
             text = text.replace("{" + slot + "}", values[slot])
         text = text.replace("{molecule}", molecule)
         kind = self.answer[representation]
-        return with_protocol(f"{text} {self.instruction[representation]}", kind, what=WHAT.get(kind, ""))
+        what = self.what or WHAT.get(kind, "")
+        return with_protocol(f"{text} {self.instruction[representation]}", kind, what=what)
 
     def without_images(self) -> TemplateSet | None:
         """Return the task as a text-only model is asked it: its image representations left out.
@@ -163,6 +168,7 @@ class TemplateSet:
             inputs=only(self.inputs), needs=self.needs, keywords=self.keywords,
             instruction=only(self.instruction), templates=self.templates, notation=only(self.notation),
             balance=self.balance, slots=self.slots, tautomer_sensitive=self.tautomer_sensitive,
+            what=self.what,
         )  # fmt: skip
 
     def definition(self) -> dict[str, Any]:
@@ -179,6 +185,7 @@ class TemplateSet:
             **({"balance": self.balance} if self.balance else {}),
             **({"slots": list(self.slots)} if self.slots else {}),
             **({"tautomer_sensitive": True} if self.tautomer_sensitive else {}),
+            **({"what": self.what} if self.what else {}),
         }
 
 
@@ -245,6 +252,7 @@ def _check(entry: dict[str, Any], where: str) -> TemplateSet:
         balance=str(entry.get("balance", "")),
         slots=tuple(entry.get("slots", ())),
         tautomer_sensitive=bool(entry.get("tautomer_sensitive", False)),
+        what=str(entry.get("what", "")),
     )
 
 
