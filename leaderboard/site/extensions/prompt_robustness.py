@@ -367,7 +367,13 @@ def methodology() -> list[str]:
         "r=2 Tanimoto), the closer one as B on half the items. *Same molecule? A name and a SMILES* asks the "
         "equivalence items without stereo marks with A written as its IUPAC name (kept only where OPSIN "
         "reads the name as exactly the record's molecule), so a name silent on stereo or written as another "
-        "tautomer never makes the truth ambiguous.",
+        "tautomer never makes the truth ambiguous; the same items are also asked with A as its standard "
+        "InChI (only where the InChI reads back as A exactly and does not also write the negative: InChI's "
+        "mobile hydrogens make some tautomers one string). *Same molecule?* is also asked as two SELFIES, "
+        "B encoded from its random-order SMILES, so the two strings differ exactly where the SMILES do; "
+        "never as two InChIs, whose string equality would answer it. A name that OPSIN verifies only as "
+        "another tautomer of the record's SMILES has no truth where a tautomer can change it (functional "
+        "groups, aromatic rings, Lipinski's donors, similarity), and the item is left out of those cells.",
         "",
         "Functional groups: each item names one group of the table below (`{group}` in the templates) and "
         "asks whether the molecule contains it; the truth is whether RDKit finds the group's SMARTS. Every "
