@@ -121,6 +121,23 @@ class SiteData:
             self.runs_by_submission.setdefault(run["submission"], []).append(run)
         self.ids = sorted(set(self.submissions) | set(self.by_submission) | set(self.runs_by_submission))
 
+    def table_rows(self, name: str, sub_id: str, track_name: str, dataset: str) -> pd.DataFrame:
+        """Rows of the per-item table ``name`` for one (submission, track, data set), in file order.
+
+        The table is grouped once per generation (:attr:`cache`): a model page asking for its rows costs a
+        lookup, not a pass over every model's rows (which made the pages quadratic in the models).
+        """
+        frame = self.tables.get(name)
+        if frame is None or frame.empty:
+            return pd.DataFrame() if frame is None else frame
+        key = ("table_rows", name)
+        if key not in self.cache:
+            self.cache[key] = {
+                tuple(map(str, k)): grp
+                for k, grp in frame.groupby(["submission", "track", "dataset"], sort=False, observed=True)
+            }
+        return self.cache[key].get((sub_id, track_name, dataset), frame.iloc[:0])
+
     def name(self, sub_id: str) -> str:
         """Display name of a submission (its id when the manifest has none); unescaped."""
         meta = self.submissions.get(sub_id) or {}

@@ -165,14 +165,7 @@ def submission_sections(
 ) -> list[str]:
     """List the items whose SMILES and IUPAC answers disagree, side by side, per task."""
     del figures
-    answers = data.tables.get(ANSWERS)
-    if answers is None or answers.empty:
-        return []
-    mine = answers.loc[
-        (answers["submission"].astype(str) == sub_id)
-        & (answers["track"].astype(str) == TRACK)
-        & (answers["dataset"].astype(str) == dataset)
-    ]
+    mine = data.table_rows(ANSWERS, sub_id, TRACK, dataset)
     if mine.empty:
         return []
     out = ["#### Answers side by side", ""]

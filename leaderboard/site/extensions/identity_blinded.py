@@ -121,12 +121,8 @@ def submission_sections(
     if answers is None or answers.empty or pairs is None or pairs.empty:
         return []
 
-    def mine(frame: pd.DataFrame) -> pd.DataFrame:
-        keep = ((frame["submission"].astype(str) == sub_id) & (frame["track"].astype(str) == TRACK)
-                & (frame["dataset"].astype(str) == dataset))  # fmt: skip
-        return frame.loc[keep]
-
-    answers, pairs = mine(answers), mine(pairs).drop_duplicates("id").set_index("id")
+    answers = data.table_rows(ANSWERS, sub_id, TRACK, dataset)
+    pairs = data.table_rows(PAIRS, sub_id, TRACK, dataset).drop_duplicates("id").set_index("id")
     answers = answers.loc[(answers["question"].astype(str) == "property")
                           & (answers["representation"].astype(str) == "smiles")]  # fmt: skip
     if answers.empty or pairs.empty:

@@ -199,8 +199,8 @@ def _seen_section(data: SiteData) -> list[str]:
     corpora = [[code(c.id), esc(c.label), esc(c.description),
                 "by InChIKey" if c.molecules is not None else "declared sets only"]
                for c in CORPORA.values()]  # fmt: skip
-    flagged = sorted({(s, d) for s in data.ids for d in set(data.results["dataset"].astype(str))
-                      if data.seen_note(s, d) is not None})  # fmt: skip
+    datasets = set(data.results["dataset"].astype(str))  # once, not once per model
+    flagged = sorted({(s, d) for s in data.ids for d in datasets if data.seen_note(s, d) is not None})
     rows = [[esc(data.name(s)), esc(d), esc(str(data.seen_note(s, d)))] for s, d in flagged]
     out = [
         "## Seen in training",

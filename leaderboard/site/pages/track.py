@@ -346,15 +346,20 @@ def _counts_section(
         {tuple(map(str, key)) for rows in picked.values() for key in rows[list(per)].itertuples(index=False)},
         key=lambda g: _group_key(per, dims, g),
     )
+    # Each metric's values split by per-value once (a mask per cell made this quadratic in the models).
+    split: dict[str, dict[tuple[str, ...], pd.Series]] = {}
+    for m, rows in picked.items():
+        if not per:
+            split[m] = {(): rows["value"]}
+        else:
+            by = rows.groupby(list(per), sort=False, observed=True)["value"]  # a list: tuple keys
+            split[m] = {tuple(map(str, key)): grp for key, grp in by}
     table_rows = []
     for g in groups:
         row = [cell(value_label(dims[p], v)) for p, v in zip(per, g, strict=True)]
         for m in metrics:
-            rows = picked[m]
-            mask = pd.Series(True, index=rows.index)
-            for p, v in zip(per, g, strict=True):
-                mask &= rows[p] == v
-            row.append(fmt_range(rows.loc[mask, "value"], m, digits=4))
+            values = split[m].get(g, picked[m]["value"].iloc[:0])
+            row.append(fmt_range(values, m, digits=4))
         table_rows.append(row)
     headers = [*(esc(p) for p in per), *(esc(metric_label(m)) for m in metrics)]
     return [
