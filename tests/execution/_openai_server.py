@@ -164,8 +164,20 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's signature
             pass
 
+        def _leave(self) -> None:
+            """Stop counting this request as in flight: before the client can see any of the reply (once).
+
+            Counted until the handler returned, a request overlapped the client's next one, which it may
+            send the moment it reads this reply: 9 "in flight" under a limit of 8 on a loaded machine.
+            """
+            if getattr(self, "_counted", False):
+                self._counted = False
+                with server._lock:
+                    server.in_flight -= 1
+
         def _send(self, status: int, document: Any, headers: dict[str, str] | None = None) -> None:
             raw = json.dumps(document).encode()
+            self._leave()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
@@ -187,13 +199,13 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                                         "fault": fault})  # fmt: skip
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                self._counted = True
             try:
                 self._answer(body, fault)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up first
                 pass
             finally:
-                with server._lock:
-                    server.in_flight -= 1
+                self._leave()
 
         def _answer(self, body: dict[str, Any], fault: str) -> None:
             if server.latency_s:
@@ -241,6 +253,7 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(self._head(raw))
                 self._drip(raw)
                 return
+            self._leave()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
@@ -269,6 +282,7 @@ def _handler(server: OpenAIServer) -> type[BaseHTTPRequestHandler]:
         def _stream(self) -> None:
             """A 200 whose body has no length and no end: 64 bytes every 10 ms, for ``stream_s`` at most."""
             self.close_connection = True
+            self._leave()
             self.wfile.write(b'HTTP/1.0 200 OK\r\nContent-Type: application/json\r\n\r\n{"choices": [')
             end = time.monotonic() + server.stream_s
             while time.monotonic() < end and not server._closing.wait(0.01):
