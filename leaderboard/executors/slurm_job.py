@@ -362,20 +362,25 @@ def sweep_orphan_containers(client, active: set[str] | None) -> list[str]:
     Notes
     -----
     Two jobs starting on one node sweep at the same time: a container another job is already removing
-    (Docker's 409 Conflict) or has removed (404) is not an error of this job's.
+    (Docker's 409 Conflict) or has removed (404) is not an error of this job's. The containers are listed
+    with the engine's one list call (``client.api.containers``): docker-py's ``containers.list`` inspects
+    each listed container in a second request, and one removed in between (another job's own clean-up)
+    made the whole listing fail with 404 — seen in CI.
     """
     if active is None:
         return []
     removed = []
-    for container in client.containers.list(all=True, filters={"name": CONTAINER_PREFIX}):
-        job_id = container.name.removeprefix(CONTAINER_PREFIX)
-        if not container.name.startswith(CONTAINER_PREFIX) or not job_id.isdigit() or job_id in active:
+    for entry in client.api.containers(all=True, filters={"name": CONTAINER_PREFIX}):
+        # The list call names a container "/<name>" (and lists links as "/<other>/<name>").
+        name = next((n.lstrip("/") for n in entry.get("Names") or [] if n.count("/") == 1), "")
+        job_id = name.removeprefix(CONTAINER_PREFIX)
+        if not name.startswith(CONTAINER_PREFIX) or not job_id.isdigit() or job_id in active:
             continue
         try:
-            container.remove(force=True)
+            client.api.remove_container(entry["Id"], force=True)
         except Exception as exc:  # docker.errors.APIError; this module does not import docker
             if getattr(exc, "status_code", None) not in (404, 409):
                 raise
             continue
-        removed.append(container.name)
+        removed.append(name)
     return removed

@@ -1,7 +1,9 @@
 """Two Slurm jobs starting on one node sweep its orphan containers at once: the race is not a job failure.
 
-Seen in CI: the second job's ``remove`` met Docker's 409 "removal … is already in progress" and the job
-failed. A fake engine stands in for Docker here; the real one is exercised by tests/cluster.
+Seen in CI twice: the second job's ``remove`` met Docker's 409 "removal … is already in progress", and
+docker-py's ``containers.list`` — which inspects every listed container in a second request — met a 404 for
+a container another job removed in between. A fake engine stands in for Docker here, answering as the
+engine does in each race; the real one is exercised by tests/cluster.
 """
 
 from __future__ import annotations
@@ -18,25 +20,44 @@ class _APIError(Exception):
 
 
 class _Container:
-    def __init__(self, name: str, error: int | None = None) -> None:
-        self.name, self.error, self.removed = name, error, False
+    def __init__(self, name: str, error: int | None = None, vanishes: bool = False) -> None:
+        self.name, self.error, self.vanishes, self.removed = name, error, vanishes, False
+        self.id = f"id-{name}"
 
-    def remove(self, force: bool) -> None:
-        if self.error is not None:
-            raise _APIError(self.error)
-        self.removed = True
+
+class _API:
+    """The engine's low-level calls: one list request, one remove request per container."""
+
+    def __init__(self, items: list[_Container]) -> None:
+        self.items = items
+
+    def containers(self, all: bool, filters: dict) -> list[dict]:  # noqa: A002 - docker's keyword
+        return [{"Id": c.id, "Names": [f"/{c.name}"]} for c in self.items if filters["name"] in c.name]
+
+    def remove_container(self, container_id: str, force: bool) -> None:
+        container = next(c for c in self.items if c.id == container_id)
+        if container.error is not None:
+            raise _APIError(container.error)
+        if container.vanishes:
+            raise _APIError(404)
+        container.removed = True
 
 
 class _Containers:
+    """docker-py's listing: it inspects each listed container, so one removed in between is a 404."""
+
     def __init__(self, items: list[_Container]) -> None:
         self.items = items
 
     def list(self, all: bool, filters: dict) -> list[_Container]:  # noqa: A002 - docker's keyword
-        return [c for c in self.items if c.name.startswith(filters["name"])]
+        if any(c.vanishes for c in self.items):
+            raise _APIError(404)
+        return [c for c in self.items if filters["name"] in c.name]
 
 
 class _Client:
     def __init__(self, items: list[_Container]) -> None:
+        self.api = _API(items)
         self.containers = _Containers(items)
 
 
@@ -49,6 +70,29 @@ def test_a_container_another_job_is_removing_is_skipped():
     assert orphan.removed and not live.removed
 
 
+def test_a_container_removed_between_the_listing_and_the_removal_is_skipped():
+    """Listed, then removed by its own job before this sweep reaches it: the sweep goes on."""
+    vanishing = _Container(f"{CONTAINER_PREFIX}51", vanishes=True)
+    orphan = _Container(f"{CONTAINER_PREFIX}52")
+    assert sweep_orphan_containers(_Client([vanishing, orphan]), active=set()) == [orphan.name]
+    assert orphan.removed
+
+
+def test_only_this_boards_job_containers_are_touched():
+    """The engine's name filter matches substrings: a look-alike or a non-numeric suffix stays."""
+    lookalike = _Container(f"x-{CONTAINER_PREFIX}61")
+    other = _Container(f"{CONTAINER_PREFIX}abc")
+    ended = _Container(f"{CONTAINER_PREFIX}62")
+    assert sweep_orphan_containers(_Client([lookalike, other, ended]), active=set()) == [ended.name]
+    assert not lookalike.removed and not other.removed
+
+
 def test_any_other_engine_error_still_fails_the_sweep():
     with pytest.raises(_APIError):
         sweep_orphan_containers(_Client([_Container(f"{CONTAINER_PREFIX}7", error=500)]), active=set())
+
+
+def test_nothing_is_removed_when_slurm_does_not_answer():
+    orphan = _Container(f"{CONTAINER_PREFIX}8")
+    assert sweep_orphan_containers(_Client([orphan]), active=None) == []
+    assert not orphan.removed
