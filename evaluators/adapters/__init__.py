@@ -231,17 +231,31 @@ def load_adapter(config: ModelConfig) -> Adapter:
     return ADAPTERS.get(config.adapter)(config)
 
 
-def length_bucketed_batches(strings: Sequence[str], batch_size: int) -> list[np.ndarray]:
-    """Index batches of similar string length, so that padding (and wasted compute) stays small.
+def length_bucketed_batches(
+    strings: Sequence[str], batch_size: int, *, lengths: Sequence[int] | np.ndarray | None = None
+) -> list[np.ndarray]:
+    """Index batches of similar length, so that padding (and wasted compute) stays small.
 
+    Sorted by ``lengths`` when given (tokens per string: what the model pays for), else by characters.
     Returns index arrays into ``strings``; every index appears exactly once. Sorting is stable, so the
     batching is deterministic.
+
+    Examples
+    --------
+    >>> [b.tolist() for b in length_bucketed_batches(["ccc", "c", "cc"], 2)]
+    [[1, 2], [0]]
+    >>> [b.tolist() for b in length_bucketed_batches(["ccc", "c", "cc"], 2, lengths=[1, 3, 2])]
+    [[0, 2], [1]]
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    order = np.argsort(
-        np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings)), kind="stable"
-    )
+    if lengths is None:
+        sizes = np.fromiter((len(s) for s in strings), dtype=np.int64, count=len(strings))
+    else:
+        sizes = np.asarray(lengths, dtype=np.int64)
+        if sizes.shape != (len(strings),):
+            raise ValueError(f"lengths has shape {sizes.shape}, expected ({len(strings)},)")
+    order = np.argsort(sizes, kind="stable")
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 

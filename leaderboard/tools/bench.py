@@ -3,10 +3,11 @@
 Prints, for one submission on one data set (default ``minilm-l6-text`` on ``chebi20``), run in-process so
 that only our code is timed (image build and model loading excluded):
 
-- the bare forward passes over the evaluation's unique strings with the same length-bucketed batching —
-  tokenization + ``model(**batch)``, nothing else: the floor;
+- the bare forward passes over the evaluation's unique strings in the track's own batches (sorted by
+  tokens) — tokenization + ``model(**batch)``, nothing else: the floor; and the same passes in batches
+  sorted by characters, as the track had them before (what the token sort saves);
 - the whole AMORE evaluation from reading the molecules to the last metric, and its ratio to the floor
-  (target ≤ 1.15);
+  (target ≤ 1.05);
 - the reference method of the AMORE paper's code: batch size 1, originals re-embedded for each augmentation,
   FAISS ``IndexFlatL2`` search with k = N (last layer, L2, one direction) — and our speed-up over it;
 - retrieval time for all layers × augmentations × distances × directions, and peak memory.
@@ -95,21 +96,30 @@ def main(argv: list[str] | None = None) -> int:
                 strings.setdefault(p.augmented, None)
     texts = list(strings)
     model, tok = adapter.model, adapter.tokenizer
-    batches = length_bucketed_batches(texts, config.batch_size)
+
+    def forward_passes(batches: list[np.ndarray]) -> float:
+        """Tokenization + ``model(**batch)`` over ``batches``, nothing else: seconds."""
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            for index in batches:
+                batch = tok(
+                    [texts[i] for i in index],
+                    padding=True,
+                    truncation=True,
+                    max_length=config.max_length,
+                    return_tensors="pt",
+                )
+                model(**batch, output_hidden_states=True)
+        return time.perf_counter() - t0
+
+    # The floor on the track's own batches (sorted by tokens), and on batches sorted by characters as the
+    # track had them before: the first ratio is our overhead, the second what the batching saves.
+    own = adapter.embedding_batches(texts)
+    by_chars = length_bucketed_batches(texts, config.batch_size)
     with torch.inference_mode():  # warm-up (thread pools, allocator), so neither timing pays for it
-        model(**tok([texts[i] for i in batches[len(batches) // 2]], padding=True, return_tensors="pt"))
-    t0 = time.perf_counter()
-    with torch.inference_mode():
-        for index in batches:
-            batch = tok(
-                [texts[i] for i in index],
-                padding=True,
-                truncation=True,
-                max_length=config.max_length,
-                return_tensors="pt",
-            )
-            model(**batch, output_hidden_states=True)
-    floor = time.perf_counter() - t0
+        model(**tok([texts[i] for i in own[len(own) // 2]], padding=True, return_tensors="pt"))
+    floor = forward_passes(own)
+    floor_chars = forward_passes(by_chars)
 
     # The whole evaluation (reading molecules → last metric), as the job runs it minus model loading.
     with tempfile.TemporaryDirectory() as tmp:
@@ -123,14 +133,16 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = [
         ("unique strings embedded", f"{n_strings}"),
-        ("bare forward passes (floor)", f"{floor:.2f} s  ({n_strings / floor:.0f} strings/s)"),
+        ("bare forward passes, the track's batches (floor)", f"{floor:.2f} s ({n_strings / floor:.0f}/s)"),
+        ("bare forward passes, sorted by characters", f"{floor_chars:.2f} s ({floor_chars / floor:.3f})"),
         ("whole AMORE evaluation", f"{total:.2f} s"),
         (
             "  of which augment / embed / retrieval / artifacts",
             f"{timing['augment_s']:.2f} / {timing['embed_s']:.2f} / {timing['retrieval_s']:.2f} / "
             f"{timing['artifacts_s']:.2f} s",
         ),
-        ("overhead ratio (target <= 1.15)", f"{total / floor:.3f}"),
+        ("overhead ratio over the floor (target <= 1.05)", f"{total / floor:.3f}"),
+        ("ratio over the character-sorted forward passes", f"{total / floor_chars:.3f}"),
         (
             "retrieval: layers x augmentations x distances x directions",
             f"{len(result['counts']['layers'])} x 5 x {len(options.distances)} x 2 "
@@ -168,7 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         note = "" if scale == 1 else f" (measured on {len(ref_mols)} molecules, scaled x{scale:.1f})"
         rows += [
             ("reference method (bs 1, re-embed, FAISS k=N)", f"{reference * scale:.1f} s{note}"),
-            ("speed-up over reference (target >= 2x on CPU)", f"{reference * scale / total:.1f}x"),
+            ("speed-up over reference (target >= 3x on CPU)", f"{reference * scale / total:.1f}x"),
         ]
     if torch.cuda.is_available():
         rows.append(("GPU", torch.cuda.get_device_name(0)))

@@ -139,3 +139,30 @@ def test_decoder_only_last_token_pooling(gpt2_dir):
 def test_unknown_pooling_is_rejected(bert_dir):
     with pytest.raises(ValueError, match="pooling"):
         _adapter(bert_dir, pooling="max")
+
+
+@pytest.fixture(scope="module")
+def bert_atoms_dir(tmp_path_factory, bert_dir) -> Path:
+    """The BERT above with a tokenizer that reads a bracket atom or a two-letter element as one token."""
+    path = tmp_path_factory.mktemp("bert-atoms")
+    BertModel.from_pretrained(bert_dir).save_pretrained(path)
+    vocab = {tok: i for i, tok in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *CHARS])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Split(Regex(r"\[[^\]]+\]|Cl|Br|."), behavior="isolated")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", 2), ("[SEP]", 3)]
+    )
+    PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]",
+                            sep_token="[SEP]").save_pretrained(path)
+    return path
+
+
+def test_embedding_batches_are_sorted_by_tokens_not_characters(bert_atoms_dir):
+    """Explicit hydrogens are long in characters, short in tokens: the batches follow the tokens."""
+    texts = ["CCCCCCCCCCCC", "[H]C([H])([H])[H]", "CCCCCCCCCC", "CCCCC"]  # 14, 11, 12, 7 tokens
+    adapter = _adapter(bert_atoms_dir, batch_size=2)
+    assert [b.tolist() for b in adapter.embedding_batches(texts)] == [[3, 1], [2, 0]]  # padded to 11 and 14
+    # By characters (12, 17, 10, 5) the pairs would be [3, 2] and [0, 1], padded to 12 and 14.
+    by_tokens = adapter.embed(texts).layers["last"]
+    one_by_one = _adapter(bert_atoms_dir, batch_size=1).embed(texts).layers["last"]
+    np.testing.assert_allclose(by_tokens, one_by_one, atol=1e-5)  # the batching moves no embedding

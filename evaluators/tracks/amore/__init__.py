@@ -186,16 +186,18 @@ class AmoreTrack(Track):
         molecules = dataset.molecules
 
         t0 = time.perf_counter()
-        pairs: dict[str, list[AugmentedPair]] = {}
-        references = [canonical_smiles(m.smiles) for m in molecules]  # shared by every augmentation
-        names = AUGMENTATIONS.names()
-        for number, name in enumerate(names):
-            progress("augment", number, len(names))
-            augmentation = get_augmentation(name, self.options.seed)
-            pairs[name] = [
-                augmentation.apply(m.id, m.smiles, ref) for m, ref in zip(molecules, references, strict=True)
-            ]
-        progress("augment", len(names), len(names))
+        augmentations = [get_augmentation(name, self.options.seed) for name in AUGMENTATIONS.names()]
+        pairs: dict[str, list[AugmentedPair]] = {a.name: [] for a in augmentations}
+        # Molecule by molecule, every rewrite of one original in a row: its parse is reused from the
+        # small cache of evaluators.notations.smiles (each pair is seeded by its id alone, so the order
+        # changes no rewrite).
+        for number, m in enumerate(molecules):
+            if number % 256 == 0:
+                progress("augment", number, len(molecules))
+            reference = canonical_smiles(m.smiles)  # shared by every augmentation
+            for augmentation in augmentations:
+                pairs[augmentation.name].append(augmentation.apply(m.id, m.smiles, reference))
+        progress("augment", len(molecules), len(molecules))
         timing["augment_s"] = time.perf_counter() - t0
 
         # Every unique string once: originals first, then variants that differ from them.

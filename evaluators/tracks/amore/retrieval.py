@@ -48,6 +48,21 @@ class BidirectionalRanks:
     reverse_ties: np.ndarray
 
 
+def _product(q: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """``q @ g.T`` in float32, on torch's thread pool when torch is there.
+
+    After a model has run, torch's OpenMP threads and numpy's OpenBLAS threads fight over the cores:
+    measured on 2 cores, one 500 × 500 retrieval took 53 ms through numpy against 24 ms with BLAS on one
+    thread. Torch's own pool has no such fight. The ranks do not depend on it: every comparison near
+    the true match's distance is recomputed in float64 (:func:`_resolve`).
+    """
+    try:
+        import torch
+    except ImportError:  # an evaluator image always has torch; plain numpy elsewhere
+        return q @ g.T
+    return torch.from_numpy(np.ascontiguousarray(q)).mm(torch.from_numpy(np.ascontiguousarray(g)).T).numpy()
+
+
 def _check(queries: np.ndarray, gallery: np.ndarray, distance: str) -> None:
     if queries.ndim != 2 or queries.shape != gallery.shape:
         raise ValueError(f"queries {queries.shape} and gallery {gallery.shape} must both be (n, d)")
@@ -72,28 +87,33 @@ def _exact(q: np.ndarray, g: np.ndarray, distance: Distance) -> np.ndarray:
     return 1.0 - dots if distance == "cosine" else -dots
 
 
-def _resolve(qi, gj, owner, q64, g64, true, distance, less, equal) -> None:
+def _resolve(qi, gj, owner, q64, g64, norms, true, distance, less, equal) -> None:
     """Settle comparisons inside the rounding band exactly in float64 and add them to the counts.
 
     The tie tolerance is per pair: relative to the two distances compared, plus, for the dot-product
     distances, the rounding of a dot product of these two vectors. A vector of huge norm elsewhere in the
-    gallery therefore never merges the distances of unrelated pairs.
+    gallery therefore never merges the distances of unrelated pairs. ``norms`` are the rows' float64
+    norms (queries, gallery), computed once per counter rather than per gathered pair.
     """
+    if qi.size == 0:
+        return
+    n = len(less)
     # Near-identical embeddings (a pretrained MLM's [CLS]) put most of the N × N pairs in the band: gather
     # their vectors a bounded chunk at a time, never all at once (3 300² pairs × 256 dims is 22 GB).
     step = max(1, _RESOLVE_BYTES // (8 * 3 * max(1, q64.shape[1])))
     for start in range(0, qi.size, step):
         part = slice(start, start + step)
-        q, g, who = q64[qi[part]], g64[gj[part]], owner[part]
-        exact = _exact(q, g, distance)
+        rows, cols, who = qi[part], gj[part], owner[part]
+        exact = _exact(q64[rows], g64[cols], distance)
         ref = true[who]
         eps = TIE_RTOL * np.maximum(np.abs(exact), np.abs(ref))
         if distance == "cosine":
             eps += TIE_RTOL
         elif distance == "inner_product":
-            eps += TIE_RTOL * np.linalg.norm(q, axis=1) * np.linalg.norm(g, axis=1)
-        np.add.at(less, who, exact < ref - eps)
-        np.add.at(equal, who, np.abs(exact - ref) <= eps)
+            eps += TIE_RTOL * norms[0][rows] * norms[1][cols]
+        # bincount, not np.add.at: the same integer counts, an order of magnitude faster.
+        less += np.bincount(who[exact < ref - eps], minlength=n)
+        equal += np.bincount(who[np.abs(exact - ref) <= eps], minlength=n)
 
 
 class _Counter:
@@ -127,32 +147,37 @@ class _Counter:
         )
         self.less_f, self.equal_f = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
         self.less_r, self.equal_r = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        self._forward, self._reverse = (self.less_f, self.equal_f), (self.less_r, self.equal_r)
+        self.norms = (np.sqrt(q_sq), np.sqrt(g_sq))
 
     def add(self, d: np.ndarray, start: int) -> None:
         """Count block ``d`` = distances of queries ``start:start+len(d)`` to the whole gallery."""
         stop = start + len(d)
+        # The true matches of this block, (k, start + k): never compared with themselves (rank counts j != i).
+        own = (np.arange(stop - start), np.arange(start, stop))
         below = d < self.lo_f[start:stop, None]
+        below[own] = False
         self.less_f[start:stop] += np.count_nonzero(below, axis=1)
-        bi, bj = np.nonzero(~below & (d <= self.hi_f[start:stop, None]))
-        _resolve(
-            bi + start,
-            bj,
-            bi + start,
-            self.q64,
-            self.g64,
-            self.true,
-            self.distance,
-            self.less_f,
-            self.equal_f,
-        )
+        band = d <= self.hi_f[start:stop, None]
+        band &= ~below
+        band[own] = False
+        if band.any():  # usually empty: nonzero's full scan only when something is in the band
+            bi, bj = np.nonzero(band)
+            bi += start
+            _resolve(bi, bj, bi, self.q64, self.g64, self.norms, self.true, self.distance, *self._forward)
         below = d < self.lo_r[None, :]
+        below[own] = False
         self.less_r += np.count_nonzero(below, axis=0)
-        bi, bj = np.nonzero(~below & (d <= self.hi_r[None, :]))
-        _resolve(bi + start, bj, bj, self.q64, self.g64, self.true, self.distance, self.less_r, self.equal_r)
+        band = d <= self.hi_r[None, :]
+        band &= ~below
+        band[own] = False
+        if band.any():  # usually empty: nonzero's full scan only when something is in the band
+            bi, bj = np.nonzero(band)
+            bi += start
+            _resolve(bi, bj, bj, self.q64, self.g64, self.norms, self.true, self.distance, *self._reverse)
 
-    def result(self) -> BidirectionalRanks:
-        # The true match itself is always in its band and equal to itself: remove it from the tie counts.
-        eq_f, eq_r = self.equal_f - 1, self.equal_r - 1
+    def result(self) -> BidirectionalRanks:  # noqa: D102
+        eq_f, eq_r = self.equal_f, self.equal_r
         return BidirectionalRanks(1.0 + self.less_f + 0.5 * eq_f, eq_f, 1.0 + self.less_r + 0.5 * eq_r, eq_r)
 
 
@@ -205,7 +230,7 @@ def bidirectional_ranks_many(
         block = max(1, min(n, block_bytes // max(1, 4 * n * (3 + len(group)))))
         for start in range(0, n, block):
             stop = min(n, start + block)
-            dots = q32[start:stop] @ g32.T
+            dots = _product(q32[start:stop], g32)
             for distance, counter in counters.items():
                 if distance == "l2":
                     d = dots * -2.0
