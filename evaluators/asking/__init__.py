@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from evaluators.adapters import Adapter, Completion, GenerationRequest, GenerativeAdapter, as_completions
+from evaluators.asking.reuse import built_once
 from evaluators.datasets import LoadedDataset
 from evaluators.schema import TrackOptions
 from evaluators.tracks import Progress, Track, no_progress
@@ -149,13 +150,19 @@ class AskingTrack(Track):
         ValueError
             If two questions share a key, or (never seen: 80 bits) two keys hash alike.
         """
-        keyed = self.keyed_questions(records)
-        salt = self.id_salt(records)
-        out = [replace(q, key=q.request.id, request=replace(q.request, id=opaque_id(salt, q.request.id)))
-               for q in keyed]  # fmt: skip
-        if len({q.key for q in out}) != len(out) or len({q.request.id for q in out}) != len(out):
-            raise ValueError(f"track {self.name!r}: question keys or their opaque ids repeat")
-        return out
+        salt = self.id_salt(records)  # the track, its version, seed, limit and every record
+
+        def build() -> list[Question]:
+            keyed = self.keyed_questions(records)
+            out = [replace(q, key=q.request.id, request=replace(q.request, id=opaque_id(salt, q.request.id)))
+                   for q in keyed]  # fmt: skip
+            if len({q.key for q in out}) != len(out) or len({q.request.id for q in out}) != len(out):
+                raise ValueError(f"track {self.name!r}: question keys or their opaque ids repeat")
+            return out
+
+        track = (type(self).__module__, type(self).__qualname__)
+        model = (self.chat, bool(getattr(self, "images", False)))
+        return built_once((*track, *model, salt, json.dumps(self.options.to_json(), sort_keys=True)), build)
 
     def id_salt(self, records: Sequence[dict[str, str]]) -> str:
         """Return the salt of this run's opaque ids: a hash of the track, its version, options and records.

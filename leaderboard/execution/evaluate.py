@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from evaluators.asking.reuse import questions_reused
 from evaluators.datasets import DATASETS, dataset_hash
 from evaluators.schema import Job, TrackOptions
 from evaluators.tracks import TRACKS, benchmark_version
@@ -338,8 +339,9 @@ class Evaluator:
             mounts = unmount_below(self.state_dir / "jobs")
             if mounts:
                 self.log(f"unmounted {mounts} output filesystem(s) left by an evaluation that was killed")
-            for number, job in enumerate(jobs, 1):
-                self.attempt(job, f"[{number}/{len(jobs)}] {job.label}", summary)
+            with questions_reused():  # every model is asked the same questions: built once, not per job
+                for number, job in enumerate(jobs, 1):
+                    self.attempt(job, f"[{number}/{len(jobs)}] {job.label}", summary)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -350,8 +352,8 @@ class Evaluator:
         get a FAILED run with the reason, like failures of the run.
         """
         sub, folder, track, dataset = job.submission, job.folder, job.track, job.dataset
-        try:
-            with self.phases.timed("job", job.label):
+        try:  # the view and the scoring build the same questions: once (and once per evaluation, in run)
+            with self.phases.timed("job", job.label), questions_reused():
                 status = self._one(sub, folder, track, dataset, label)
         except (DataError, WeightsError, ImageBuildError, OSError, ValueError, RuntimeError) as exc:
             if isinstance(exc, ImageBuildError):

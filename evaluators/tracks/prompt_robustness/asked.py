@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 
+from evaluators.asking.reuse import records_digest, reused
 from evaluators.notations.smiles import canonical_smiles
 from evaluators.tracks.prompt_robustness.groups import functional_group  # noqa: F401 - registers its composer
 from evaluators.tracks.prompt_robustness.relational import COMPOSERS, Posed
@@ -143,4 +144,8 @@ def composed(
 ) -> dict[str, Posed] | None:
     """Return a composed task's items (:mod:`.relational`, :mod:`.groups`, :mod:`.retro`); else ``None``."""
     compose = COMPOSERS.get(template_set.task)
-    return None if compose is None else compose(records, chosen, seed)
+    if compose is None:
+        return None
+    # The questions and, at scoring, the truths compose the same items: once per evaluation.
+    key = ("composed", template_set.task, seed, records_digest(records), tuple(str(r["id"]) for r in chosen))
+    return reused(key, lambda: compose(records, chosen, seed))
