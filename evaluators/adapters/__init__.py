@@ -231,6 +231,28 @@ def load_adapter(config: ModelConfig) -> Adapter:
     return ADAPTERS.get(config.adapter)(config)
 
 
+POOLINGS = ("mean", "cls", "last_token", "mean_no_special")
+
+
+def pool(hidden, mask, special, pooling: str):
+    """Pool token states ``(b, t, d)`` into ``(b, d)`` (torch tensors in, tensor out).
+
+    ``mask`` is the attention mask ``(b, t)``; ``special`` marks special tokens ``(b, t)``; padding is on
+    the right.
+    """
+    import torch
+
+    if pooling == "cls":
+        return hidden[:, 0]
+    if pooling == "last_token":
+        last = mask.sum(dim=1) - 1
+        return hidden[torch.arange(hidden.shape[0]), last]
+    weights = (mask if pooling == "mean" else mask * (1 - special)).to(hidden.dtype)
+    # A batched matrix product, not a masked (b, t, d) temporary per layer.
+    summed = weights.unsqueeze(1).bmm(hidden).squeeze(1)
+    return summed / weights.sum(dim=1, keepdim=True).clamp(min=1.0)
+
+
 def length_bucketed_batches(
     strings: Sequence[str], batch_size: int, *, lengths: Sequence[int] | np.ndarray | None = None
 ) -> list[np.ndarray]:

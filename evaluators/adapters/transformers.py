@@ -32,6 +32,7 @@ import numpy as np
 
 from evaluators.adapters import (
     ADAPTERS,
+    POOLINGS,
     Completion,
     EmbeddingAdapter,
     Embeddings,
@@ -39,6 +40,7 @@ from evaluators.adapters import (
     GenerativeAdapter,
     ModelConfig,
     length_bucketed_batches,
+    pool,
     stop_index,
 )
 from evaluators.adapters.greedy import (
@@ -47,27 +49,6 @@ from evaluators.adapters.greedy import (
     greedy_tokens,
     lean_greedy_unsupported,
 )
-
-POOLINGS = ("mean", "cls", "last_token", "mean_no_special")
-
-
-def pool(hidden, mask, special, pooling: str):
-    """Pool token states ``(b, t, d)`` into ``(b, d)`` (torch tensors in, tensor out).
-
-    ``mask`` is the attention mask ``(b, t)``; ``special`` marks special tokens ``(b, t)``; padding is on
-    the right.
-    """
-    import torch
-
-    if pooling == "cls":
-        return hidden[:, 0]
-    if pooling == "last_token":
-        last = mask.sum(dim=1) - 1
-        return hidden[torch.arange(hidden.shape[0]), last]
-    weights = (mask if pooling == "mean" else mask * (1 - special)).to(hidden.dtype)
-    # A batched matrix product, not a masked (b, t, d) temporary per layer.
-    summed = weights.unsqueeze(1).bmm(hidden).squeeze(1)
-    return summed / weights.sum(dim=1, keepdim=True).clamp(min=1.0)
 
 
 @ADAPTERS.register("transformers")
