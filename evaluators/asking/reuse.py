@@ -2,12 +2,13 @@
 
 The host writes a run's questions into the container's view, then builds them again to score the answers
 (:meth:`evaluators.asking.AskingTrack.questions`); every other model of the evaluation is asked the same
-ones. Building T4's questions on one data set takes ~19 s (drawings, SELFIES and InChI read back, composed
-pairs): measured on a first run, 2 × 19 s in each of its five T4 runs. Inside :func:`questions_reused`
-they are built once per track, options, kind of model and records, and reused — the scoring child of
-:func:`leaderboard.execution.limits.call_limited` is forked, so it sees what its parent built. T4's
-composed tasks (pairs, groups, routes: ~5 s a set), which the scoring composes again for their truths,
-are kept the same way.
+ones. Building T4's questions on one data set takes ~19 s (drawings, SELFIES and InChI read back,
+composed pairs): profiled, 2 × 19 s of the constant reference's 66-s T4 run on pubchem-names.
+
+Inside :func:`questions_reused` they are built once per track, options, kind of model and records, and
+reused: the scoring child of :func:`leaderboard.execution.limits.call_limited` is forked, so it sees what
+its parent built. T4's composed tasks (pairs, groups, routes: ~5 s a set), which the scoring composes
+again for their truths, are kept the same way.
 
 Off outside the context: a test that edits a track's templates between two calls is never served the
 old questions, and nothing is held after an evaluation.
@@ -25,7 +26,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 #: Objects kept at once: one evaluation asks a few (track, data set, kind of model) settings in a row, and
-#: T4 composes five or six tasks per data set; a T4 question list holds its drawings (~25 MB).
+#: T4 composes five or six tasks per data set; a T4 question list holds its drawings.
 KEPT = 16
 _kept: OrderedDict[Hashable, object] | None = None
 

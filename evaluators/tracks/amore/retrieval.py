@@ -155,26 +155,27 @@ class _Counter:
         stop = start + len(d)
         # The true matches of this block, (k, start + k): never compared with themselves (rank counts j != i).
         own = (np.arange(stop - start), np.arange(start, stop))
-        below = d < self.lo_f[start:stop, None]
-        below[own] = False
-        self.less_f[start:stop] += np.count_nonzero(below, axis=1)
-        band = d <= self.hi_f[start:stop, None]
-        band &= ~below
-        band[own] = False
-        if band.any():  # usually empty: nonzero's full scan only when something is in the band
-            bi, bj = np.nonzero(band)
-            bi += start
-            _resolve(bi, bj, bi, self.q64, self.g64, self.norms, self.true, self.distance, *self._forward)
-        below = d < self.lo_r[None, :]
-        below[own] = False
-        self.less_r += np.count_nonzero(below, axis=0)
-        band = d <= self.hi_r[None, :]
-        band &= ~below
-        band[own] = False
-        if band.any():  # usually empty: nonzero's full scan only when something is in the band
-            bi, bj = np.nonzero(band)
-            bi += start
-            _resolve(bi, bj, bj, self.q64, self.g64, self.norms, self.true, self.distance, *self._reverse)
+        # Forward: each row's query against the gallery; reverse: each column's gallery item against the
+        # queries. Same block, thresholds along the other axis.
+        for lo, hi, axis, (less, equal) in (
+            (self.lo_f[start:stop, None], self.hi_f[start:stop, None], 1, self._forward),
+            (self.lo_r[None, :], self.hi_r[None, :], 0, self._reverse),
+        ):
+            below = d < lo
+            below[own] = False
+            counted = np.count_nonzero(below, axis=axis)
+            if axis == 1:
+                less[start:stop] += counted
+            else:
+                less += counted
+            band = d <= hi
+            band &= ~below
+            band[own] = False
+            if band.any():  # usually empty: nonzero's full scan only when something is in the band
+                bi, bj = np.nonzero(band)
+                bi += start
+                who = bi if axis == 1 else bj
+                _resolve(bi, bj, who, self.q64, self.g64, self.norms, self.true, self.distance, less, equal)
 
     def result(self) -> BidirectionalRanks:  # noqa: D102
         eq_f, eq_r = self.equal_f, self.equal_r
