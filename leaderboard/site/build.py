@@ -30,9 +30,10 @@ Invariants
 - Output is deterministic: the same ``site/data/`` gives byte-identical pages and derived files.
 - No network, no mlflow, no docker, and nothing recomputed from data set files: the per-item tables carry
   what the pages show.
-- Scale: every per-submission view reads a pre-split slice of the data, and the large "every number"
-  tables are embedded as JSON excluded from the search index, so 100 submissions generate and build in
-  seconds (``python -m leaderboard.tools.bench_ranking --site``).
+- Scale: every per-submission view reads a pre-split slice of the data, the model pages are written by
+  forked workers (:mod:`leaderboard.site.model_pages`; ``CHEMROBUST_SITE_WORKERS``), and the large "every
+  number" tables are embedded as JSON excluded from the search index
+  (``python -m leaderboard.tools.bench_site`` times the whole board at growing sizes).
 
 Side effects
 ------------
@@ -59,6 +60,7 @@ from leaderboard.markdown import front_matter
 from leaderboard.site.blocks import Figures
 from leaderboard.site.exports import write_exports
 from leaderboard.site.intervals import board_intervals, headline_intervals, write_derived
+from leaderboard.site.model_pages import write_model_pages
 from leaderboard.site.molecules import Drawings
 from leaderboard.site.pages.downloads import downloads_page
 from leaderboard.site.pages.explorer import Explorer
@@ -66,7 +68,7 @@ from leaderboard.site.pages.howto import how_to_submit_page
 from leaderboard.site.pages.methodology import methodology_page
 from leaderboard.site.pages.overview import index_page
 from leaderboard.site.pages.security import security_page
-from leaderboard.site.pages.submission import submission_page, submissions_index_page
+from leaderboard.site.pages.submission import submissions_index_page
 from leaderboard.site.pages.track import track_page, tracks_index_page
 from leaderboard.site.robustness import board_robustness
 from leaderboard.site.schema import GENERATED_HEADER, data_files
@@ -142,9 +144,7 @@ def generate_pages(
         write_page(site_dir / "downloads.md", downloads_page(data)),
         write_page(site_dir / "submissions" / "index.md", submissions_index_page(data)),
     ]
-    for sub_id in data.ids:
-        page = submission_page(data, sub_id, figures, explorer)
-        pages.append(write_page(site_dir / "submissions" / f"{sub_id}.md", page, title=data.name(sub_id)))
+    pages += write_model_pages(data, site_dir, figures, explorer, write_page)
     keep = set(pages)
     for folder in ("submissions", "tracks"):
         for stale in sorted((site_dir / folder).glob("*.md")):

@@ -67,12 +67,15 @@ def grading_frame(data: SiteData, track_name: str, dataset: str, sub_id: str | N
     structure task).
     """
     view = VIEWS.get(track_name)
-    rows = data.track_results(track_name)
-    if view is None or rows.empty:
+    if view is None:
         return pd.DataFrame()
-    rows = rows.loc[rows["dataset"].astype(str) == dataset]
-    if sub_id is not None:
-        rows = rows.loc[rows["submission"].astype(str) == sub_id]
+    if sub_id is not None:  # the model's own rows: a model page never scans every model's
+        rows = data.submission_results(sub_id, track_name, dataset)
+    else:
+        rows = data.track_results(track_name)
+        rows = rows.loc[rows["dataset"].astype(str) == dataset]
+    if rows.empty:
+        return pd.DataFrame()
     excluded = rows.loc[rows["metric"] == "n_truth_excluded"]
     for dim, value in view.where:
         rows = rows.loc[rows[dim].astype(str) == value]

@@ -162,6 +162,20 @@ class SiteData:
                 out.append((board, True))
         return out
 
+    def submission_results(self, sub_id: str, track_name: str, dataset: str | None = None) -> pd.DataFrame:
+        """One model's result rows of one track (and data set), in file order.
+
+        Read from the model's own slice (:attr:`by_submission`): a model page that filtered the whole track
+        instead cost a pass over every model's rows, which made the pages quadratic in the models.
+        """
+        rows = self.by_submission.get(sub_id)
+        if rows is None:
+            return self.results.iloc[:0]
+        mask = rows["track"] == track_name
+        if dataset is not None:
+            mask &= rows["dataset"] == dataset
+        return rows.loc[mask]
+
     def track_results(self, name: str) -> pd.DataFrame:
         """Return the result rows of one track (memoised)."""
         key = f"track-results/{name}"

@@ -335,8 +335,7 @@ def submission_sections(
 ) -> list[str]:
     """One model's score and degradation per test set, and the molecules a rewrite moved the most."""
     del figures, explorer
-    rows = _frame(data, dataset)
-    rows = rows.loc[rows["submission"] == sub_id]
+    rows = data.submission_results(sub_id, TRACK, dataset)
     metric = _score_metric(rows) if not rows.empty else None
     if metric is None:
         return []

@@ -323,7 +323,9 @@ def all_numbers_html(grp: pd.DataFrame, dims: Sequence[Dimension]) -> str:
     names = [d.name for d in dims if d.name in grp.columns]
     by_name = {d.name: d for d in dims}
     cells: dict[tuple[str, ...], dict[str, float]] = {}
-    for *key, metric_name, value in grp[[*names, "metric", "value"]].itertuples(index=False, name=None):
+    # Columns as lists, not itertuples: iterating pyarrow-backed strings element by element was most of it.
+    columns = [grp[c].tolist() for c in (*names, "metric", "value")]
+    for *key, metric_name, value in zip(*columns, strict=True):
         cells.setdefault(tuple(map(str, key)), {})[str(metric_name)] = float(value)
     present = {m for row in cells.values() for m in row}
     declared = [m for t in track_names() for m in track(t).metrics]

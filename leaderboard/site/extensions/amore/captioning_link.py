@@ -112,7 +112,17 @@ def spearman(x: Sequence[float], y: Sequence[float], *, exact_up_to: int = 8) ->
 
 
 def linked_points(data: SiteData) -> dict[str, list[tuple[str, float, dict[str, float]]]]:
-    """Per model with both results on :data:`DATASET`: ``(rewrite, Acc@1, {score: value})`` per rewrite."""
+    """Per model with both results on :data:`DATASET`: ``(rewrite, Acc@1, {score: value})`` per rewrite.
+
+    Computed once per generation (:attr:`SiteData.cache`): every model page asks, and a pass over the whole
+    board per page made the pages quadratic in the models.
+    """
+    if "amore/captioning-points" not in data.cache:
+        data.cache["amore/captioning-points"] = _linked_points(data)
+    return data.cache["amore/captioning-points"]
+
+
+def _linked_points(data: SiteData) -> dict[str, list[tuple[str, float, dict[str, float]]]]:
     results = data.results
     on = results.loc[results["dataset"].astype(str) == DATASET]
     amore = on.loc[(on["track"].astype(str) == "amore") & (on["metric"].astype(str) == "acc_at_1")]
@@ -134,13 +144,20 @@ def linked_points(data: SiteData) -> dict[str, list[tuple[str, float, dict[str, 
 
 
 def usable(data: SiteData) -> dict[str, float]:
-    """Mean ROUGE-1 of each model's captions of the original writing on :data:`DATASET`, by model."""
+    """Mean ROUGE-1 of each model's captions of the original writing on :data:`DATASET`, by model.
+
+    Memoised per generation, as :func:`linked_points`.
+    """
+    if "amore/captioning-usable" in data.cache:
+        return data.cache["amore/captioning-usable"]
     results = data.results
     hit = results.loc[(results["dataset"].astype(str) == DATASET)
                       & (results["track"].astype(str) == "captioning")
                       & (results["augmentation"].astype(str) == "original")
                       & (results["metric"].astype(str) == "rouge1")]  # fmt: skip
-    return {str(sub): float(v) for sub, v in hit[["submission", "value"]].itertuples(index=False)}
+    out = {str(sub): float(v) for sub, v in hit[["submission", "value"]].itertuples(index=False)}
+    data.cache["amore/captioning-usable"] = out
+    return out
 
 
 def _cell(c: Correlation) -> str:
