@@ -21,6 +21,8 @@ import multiprocessing
 import os
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -108,9 +110,17 @@ def write_model_pages(
     n_chunks = min(len(rest), workers * _CHUNKS_PER_WORKER)
     chunks = [rest[k::n_chunks] for k in range(n_chunks)]  # interleaved: neighbours differ in size
     _SHARED.update(data=data, site_dir=Path(site_dir), figures=figures, explorer=explorer, write=write)
+    context = multiprocessing.get_context("fork")
     try:
-        with multiprocessing.get_context("fork").Pool(min(workers, n_chunks)) as pool:
-            reports = pool.map(_write_chunk, chunks, chunksize=1)
+        # An executor, not multiprocessing.Pool: a worker that dies (killed for memory) fails the build
+        # instead of leaving it waiting forever for the pages it held.
+        with ProcessPoolExecutor(min(workers, n_chunks), mp_context=context) as pool:
+            reports = list(pool.map(_write_chunk, chunks))
+    except BrokenProcessPool as exc:
+        raise RuntimeError(
+            "a model-page worker died before it finished (killed, e.g. for memory); set "
+            "CHEMROBUST_SITE_WORKERS=1 to write the pages in one process."
+        ) from exc
     finally:
         _SHARED.clear()
     for written, figure_ids, drawings in reports:

@@ -99,3 +99,20 @@ def test_no_fork_while_another_thread_works() -> None:
     watcher = threading.Thread(target=release.wait, daemon=True)  # an idle watcher, like tqdm's monitor
     watcher.start()
     assert not any(t is watcher for t in threading.enumerate() if not t.daemon)
+
+
+def test_a_worker_that_dies_fails_the_build_instead_of_hanging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _board(tmp_path)
+    monkeypatch.setattr(model_pages, "MIN_PARALLEL_PAGES", 1)
+    monkeypatch.setattr(model_pages, "_working_threads", lambda: False)
+    monkeypatch.setattr(model_pages, "_warm_up_ids", lambda data, ids: [])
+    monkeypatch.setenv("CHEMROBUST_SITE_WORKERS", "2")
+
+    def page(data, sub_id, figures, explorer):  # noqa: ANN001, ANN202 - the page function's signature
+        os._exit(9)  # as a worker killed for memory: no exception, no report
+
+    monkeypatch.setattr(model_pages, "submission_page", page)
+    with pytest.raises(RuntimeError, match="CHEMROBUST_SITE_WORKERS=1"):
+        generate_pages(site)
