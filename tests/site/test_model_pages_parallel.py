@@ -87,18 +87,16 @@ def test_workers_setting_must_be_a_positive_integer(raw: str, monkeypatch: pytes
         model_pages.site_workers()
 
 
-def test_no_fork_while_another_thread_works() -> None:
+def test_no_fork_while_another_thread_works(monkeypatch: pytest.MonkeyPatch) -> None:
     release = threading.Event()
     worker = threading.Thread(target=release.wait)  # not a daemon: it could hold a lock at the fork
-    worker.start()
-    try:
-        assert model_pages._working_threads()
-    finally:
-        release.set()
-        worker.join()
     watcher = threading.Thread(target=release.wait, daemon=True)  # an idle watcher, like tqdm's monitor
-    watcher.start()
-    assert not any(t is watcher for t in threading.enumerate() if not t.daemon)
+    main = threading.main_thread()
+    # The threads this process shows, chosen here: another test's lingering thread must not decide it.
+    monkeypatch.setattr(model_pages.threading, "enumerate", lambda: [main, watcher])
+    assert not model_pages._working_threads()
+    monkeypatch.setattr(model_pages.threading, "enumerate", lambda: [main, watcher, worker])
+    assert model_pages._working_threads()
 
 
 def test_a_worker_that_dies_fails_the_build_instead_of_hanging(
