@@ -52,9 +52,12 @@ def tests(session: nox.Session) -> None:
     """Lint, then the test suite (in CI, .ci/run starts dockerd first; Docker tests fail there without it)."""
     install(session)
     session.run("ruff", "check", ".")
-    # The 25 slowest tests are printed at the end of every run: where CI's time goes (issue 36).
+    # The 25 slowest tests are printed at the end of every run: where CI's time goes (issue 36). The suite
+    # runs on every core (pytest-xdist): each module whole in one worker, and every module that touches
+    # the Docker engine or the cluster's services in the same one (the groups: tests/conftest.py).
     session.run("pytest", *(session.posargs or ["tests", "evaluators", "leaderboard", "--doctest-modules",
-                                                "--durations=25"]), env=_env())  # fmt: skip
+                                                "--durations=25", "-n", "auto", "--dist", "loadscope"]),
+                env=_env())  # fmt: skip
 
 
 @nox.session(python=PYTHON)

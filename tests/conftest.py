@@ -173,6 +173,124 @@ def sandbox_image(docker_client, tmp_path_factory) -> str:
     return tag
 
 
+# --- Two workers (pytest-xdist; ``nox -s tests`` runs ``-n auto --dist loadscope``). Each test module runs
+# whole in one worker, so its module fixtures are built once. What is shared engine-wide rather than per
+# process — the Docker engine's containers and images (tests assert "no container left" across the
+# engine, remove images by tag), the cluster's services on fixed ports and their shutdown at the end of a
+# session — is used by one worker only: every module touching it is in the group ``engine``. A costly
+# session build shared by several modules (a fresh clone's site, the browser's built site) likewise keeps
+# them together.
+#
+# The scheduler only sees test ids, so the groups are listed by module below; collection checks the list
+# against what each module's tests really use (their fixtures and markers), in every run, parallel or not:
+# a module that starts using the engine without being listed fails at once, naming the line to add.
+
+#: Fixtures (and markers) of the engine-wide state.
+ENGINE_FIXTURES = frozenset(
+    {"docker_client", "sandbox_image", "local_slurm", "tracking_server", "experiment"}
+)
+ENGINE_MARKERS = frozenset({"docker", "cluster"})
+#: Costly session-scoped builds, by fixture: the group of the modules that use it.
+SHARED_BUILDS = {"fresh_clone_build": "fresh-clone", "public_dir": "built-site"}
+#: The modules that run together in one worker, by group (checked at collection: :func:`worker_group`).
+GROUPS: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "tests/cluster/test_services.py",
+            "tests/cluster/test_slurm_executor.py",
+            "tests/execution/test_adversarial.py",
+            "tests/execution/test_e2e_docker.py",
+            "tests/execution/test_faults.py",
+            "tests/execution/test_host_budget.py",
+            "tests/execution/test_images.py",
+            "tests/execution/test_live_progress.py",
+            "tests/execution/test_output_limits.py",
+            "tests/execution/test_prefetch.py",
+            "tests/execution/test_published_models.py",
+            "tests/execution/test_runner.py",
+        ),
+        "engine",
+    ),
+    "tests/site/test_site_merge.py": "fresh-clone",
+    "tests/site/test_site_pages.py": "fresh-clone",
+    "tests/site/test_browser.py": "built-site",
+    "tests/site/test_browser_layout.py": "built-site",
+}
+
+#: The longest units of work, longest first, scheduled before the rest (then xdist's order: most tests
+#: first), so that neither worker is left with a long one at the end. Seconds measured on the CI machine
+#: (2 cores), 2026-12-06, in one process: fresh-clone 329, engine 292, built-site 204, test_restore 155,
+#: degenerate answerers 142, answers-stay-out 89, then 56 s and less. A stale entry only loses the order.
+LONGEST_FIRST = (
+    "fresh-clone",
+    "engine",
+    "built-site",
+    "tests/test_restore.py",
+    "tests/validity/test_degenerate_answerers.py",
+    "tests/execution/test_answers_stay_out.py",
+    "tests/execution/test_style_invariance.py",
+    "tests/evaluators/test_representations.py",
+    "tests/evaluators/test_prompt_robustness_tasks.py",
+    "tests/site/test_site_xss.py",
+)
+
+
+def module_of(nodeid: str) -> str:
+    """The module path of a test id (``tests/x/test_y.py::test_z[p]`` → ``tests/x/test_y.py``)."""
+    return nodeid.split("::", 1)[0]
+
+
+def worker_scope(nodeid: str) -> str:
+    """The unit of work a test belongs to: its :data:`GROUPS` group, else its module."""
+    module = module_of(nodeid)
+    return GROUPS.get(module, module)
+
+
+def worker_group(module_items: list[pytest.Item]) -> str | None:
+    """What one module's tests share beyond their process: ``engine``, a shared build's group, or ``None``."""
+    fixtures = {name for item in module_items for name in item.fixturenames}
+    markers = {mark.name for item in module_items for mark in item.iter_markers()}
+    if fixtures & ENGINE_FIXTURES or markers & ENGINE_MARKERS:
+        return "engine"
+    return next((group for fixture, group in SHARED_BUILDS.items() if fixture in fixtures), None)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Check :data:`GROUPS` against what each collected module uses (a parallel run relies on it)."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(module_of(item.nodeid), []).append(item)
+    for module, module_items in modules.items():
+        used, listed = worker_group(module_items), GROUPS.get(module)
+        if used is not None and used != listed:
+            where = "nowhere" if listed is None else f"in {listed!r}"
+            raise pytest.UsageError(
+                f"{module} uses what the group {used!r} shares (tests/conftest.py: ENGINE_FIXTURES, "
+                f"SHARED_BUILDS) but GROUPS lists it {where}: add {module!r}: {used!r} to GROUPS in "
+                "tests/conftest.py, so a parallel run keeps it in one worker"
+            )
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist: unused without it
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` by module, with the modules of one :data:`GROUPS` group as one unit of work."""
+    if config.getoption("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            first = next((scope for scope in LONGEST_FIRST if scope in self.workqueue), None)
+            if first is not None:
+                self.workqueue.move_to_end(first, last=False)
+            super()._assign_work_unit(node)
+
+    return GroupScheduling(config, log)
+
+
 # Hostile submission folders (tests/adversarial/<id>/attack.py) are fixtures that must only ever run
 # inside the sandbox, through tests/test_adversarial.py: keep pytest (also --doctest-modules) off them.
 # tests/toy_track.py registers a track when imported: only tests/test_plugin_track.py may import it.
