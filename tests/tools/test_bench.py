@@ -22,10 +22,12 @@ def test_the_bench_runs_offline_from_the_mirror(tmp_path, capsys, monkeypatch):
     # No network: a download attempt must fail loudly rather than silently succeed elsewhere.
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     state = tmp_path / "state"
-    argv = ["--dataset", "chebi20", "--limit", "5", "--skip-reference", "--state-dir", str(state)]
+    argv = ["--dataset", "chebi20", "--limit", "5", "--skip-reference", "--repeat", "2"]
+    argv += ["--state-dir", str(state)]
     assert bench.main(argv) == 0
     out = capsys.readouterr().out
     expected = ("track's batches (floor)", "sorted by characters", "whole AMORE evaluation", "overhead ratio")
+    expected += ("repeat 2/2", "each repeat's whole run over its own floor", "own forward passes, same run")
     for line in expected:
         assert line in out
     # The mirror is read where it lies: nothing was downloaded into the state folder.

