@@ -155,3 +155,27 @@ def test_a_copied_layer_is_ranked_once_with_the_same_metrics(molecules, tmp_path
 
     assert metrics("stack.1") == metrics("last")
     assert metrics("stack.0") != metrics("last")
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"cpu.max": "200000 100000\n"}, 2),  # cgroup v2, docker run --cpus 2
+        ({"cpu.max": "50000 100000\n"}, 1),  # half a CPU still runs one worker
+        ({"cpu.max": "max 100000\n"}, None),  # no quota
+        ({"cpu/cpu.cfs_quota_us": "300000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 3),  # cgroup v1
+        ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+        ({}, None),  # no cgroup files (not Linux, or not mounted)
+    ],
+)
+def test_a_cpu_quota_bounds_the_workers(tmp_path, files, expected):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert pairs_module.cgroup_cpus(tmp_path) == expected
+
+
+def test_workers_never_exceed_the_quota(monkeypatch):
+    monkeypatch.setattr(pairs_module, "cgroup_cpus", lambda: 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
+    assert pairs_module.available_cpus() == 2

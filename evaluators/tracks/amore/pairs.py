@@ -20,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 from evaluators.datasets import Molecule
 from evaluators.notations.augmentations import AUGMENTATIONS, Augmentation, AugmentedPair, get_augmentation
@@ -53,12 +54,42 @@ def _forked_chunk(
     return rewrite_chunk(molecules, [get_augmentation(name, seed) for name in names])
 
 
+def cgroup_cpus(root: Path = Path("/sys/fs/cgroup")) -> int | None:
+    """Return the CPUs a CPU quota allows (``docker run --cpus``), rounded up, or ``None`` without one.
+
+    A container's quota does not narrow its CPU affinity: on a 16-core host a job limited to 2 CPUs
+    still sees 16, and 16 workers would only take turns on its 2.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as tmp:
+    ...     _ = (Path(tmp) / "cpu.max").write_text("150000 100000")
+    ...     cgroup_cpus(Path(tmp))
+    2
+    """
+    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            fields = (root / quota_file).read_text().split()
+            if period_file is not None:
+                fields += (root / period_file).read_text().split()
+            quota, period = fields[0], fields[1]
+        except (OSError, IndexError):
+            continue
+        if quota in ("max", "-1") or not (quota.isdigit() and period.isdigit()) or int(period) == 0:
+            return None
+        return max(1, -(-int(quota) // int(period)))
+    return None
+
+
 def available_cpus() -> int:
-    """Return the CPUs this process may run on (a container's cpuset, else the machine's)."""
+    """Return the CPUs this process may use: its affinity (a cpuset), narrowed by a CPU quota."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cpus = max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cpus = max(1, os.cpu_count() or 1)
+    quota = cgroup_cpus()
+    return min(cpus, quota) if quota else cpus
 
 
 def _may_fork() -> bool:
