@@ -253,6 +253,55 @@ def pool(hidden, mask, special, pooling: str):
     return summed / weights.sum(dim=1, keepdim=True).clamp(min=1.0)
 
 
+def pad_rows(columns: Mapping[str, Sequence[Sequence[int]]], pad: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """Pad each column's token rows on the right into one ``int64`` array, as a tokenizer pads a batch.
+
+    ``pad`` gives each column's padding value (missing: 0). Lets a batch be cut from encodings made once
+    for every string, instead of tokenizing each batch again.
+
+    Examples
+    --------
+    >>> out = pad_rows({"input_ids": [[5, 6, 7], [5]], "attention_mask": [[1, 1, 1], [1]]}, {"input_ids": 9})
+    >>> out["input_ids"].tolist(), out["attention_mask"].tolist()
+    ([[5, 6, 7], [5, 9, 9]], [[1, 1, 1], [1, 0, 0]])
+    """
+    out: dict[str, np.ndarray] = {}
+    for key, rows in columns.items():
+        width = max((len(row) for row in rows), default=0)
+        array = np.full((len(rows), width), pad.get(key, 0), dtype=np.int64)
+        for k, row in enumerate(rows):
+            array[k, : len(row)] = row
+        out[key] = array
+    return out
+
+
+def encode_once(tokenizer, texts: Sequence[str], *, batch_size: int, max_length: int):
+    """Tokenize every text once: ``(batches sorted by tokens, encodings)`` for :func:`cut_batch`.
+
+    ``encodings`` is ``None`` where batches cannot be cut from them (a slow tokenizer, which keeps no
+    overflow; no padding token): the caller tokenizes each batch then.
+    """
+    encoded = tokenizer(list(texts), truncation=True, max_length=max_length, return_special_tokens_mask=True)
+    batches = length_bucketed_batches(texts, batch_size, lengths=[len(r) for r in encoded["input_ids"]])
+    usable = encoded.encodings is not None and tokenizer.pad_token_id is not None
+    return batches, encoded if usable else None
+
+
+def cut_batch(tokenizer, encoded, index: np.ndarray) -> tuple[dict[str, np.ndarray], list[bool]]:
+    """Return rows ``index`` of ``encoded`` padded on the right as ``tokenizer`` pads, and truncated flags.
+
+    The same arrays as ``tokenizer(texts, padding=True, truncation=True, return_special_tokens_mask=True)``
+    on those texts (padded special-token mask 1, as the tokenizer pads it), without tokenizing again.
+    """
+    pad = {
+        "input_ids": tokenizer.pad_token_id,
+        "token_type_ids": tokenizer.pad_token_type_id,
+        "special_tokens_mask": 1,
+    }
+    arrays = pad_rows({key: [encoded[key][i] for i in index] for key in encoded}, pad)
+    return arrays, [bool(encoded.encodings[i].overflowing) for i in index]
+
+
 def length_bucketed_batches(
     strings: Sequence[str], batch_size: int, *, lengths: Sequence[int] | np.ndarray | None = None
 ) -> list[np.ndarray]:

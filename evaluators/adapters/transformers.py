@@ -39,6 +39,8 @@ from evaluators.adapters import (
     GenerationRequest,
     GenerativeAdapter,
     ModelConfig,
+    cut_batch,
+    encode_once,
     length_bucketed_batches,
     pool,
     stop_index,
@@ -206,11 +208,16 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         truncated = np.zeros(len(texts), dtype=bool)
         layers: dict[str, np.ndarray] = {}
         done = 0
+        batches, encoded = self._embedding_plan(texts)
         with torch.inference_mode():
-            for index in self.embedding_batches(texts):
+            for index in batches:
                 self.report("embed", done, len(texts))
                 done += len(index)
-                batch, truncated[index] = self._encode([texts[i] for i in index])
+                if encoded is None:
+                    batch, truncated[index] = self._encode([texts[i] for i in index])
+                else:  # the same tensors, cut from one tokenization of every string
+                    arrays, truncated[index] = cut_batch(self.tokenizer, encoded, index)
+                    batch = {k: torch.from_numpy(v).to(self.device) for k, v in arrays.items()}
                 states = self._states(batch)
                 final = f"{self.stack}.{len(states) - 2}" if self.all_layers and not self.seq2seq else None
                 for label, (hidden, mask, special) in states.items():
@@ -233,13 +240,14 @@ class TransformersAdapter(EmbeddingAdapter, GenerativeAdapter):
         where ``[H]`` or ``Cl`` and a long ring closure weigh differently from one letter. Public so that
         ``nox -s bench`` times its floor on exactly these batches.
         """
+        return self._embedding_plan(texts)[0]
+
+    def _embedding_plan(self, texts: Sequence[str]):
         cfg = self.config
-        if self.vocab_tokenizer is not None:
-            lengths = [min(len(self.vocab_tokenizer.token_ids(t)) + 2, cfg.max_length) for t in texts]
-        else:
-            ids = self.tokenizer(list(texts), truncation=True, max_length=cfg.max_length)["input_ids"]
-            lengths = [len(row) for row in ids]
-        return length_bucketed_batches(texts, cfg.batch_size, lengths=lengths)
+        if self.vocab_tokenizer is None:
+            return encode_once(self.tokenizer, texts, batch_size=cfg.batch_size, max_length=cfg.max_length)
+        lengths = [min(len(self.vocab_tokenizer.token_ids(t)) + 2, cfg.max_length) for t in texts]
+        return length_bucketed_batches(texts, cfg.batch_size, lengths=lengths), None
 
     def _encode(self, chunk: list[str]):
         """Tokenize one batch: ``(tensors on the device, truncated flags)``."""

@@ -166,3 +166,38 @@ def test_embedding_batches_are_sorted_by_tokens_not_characters(bert_atoms_dir):
     by_tokens = adapter.embed(texts).layers["last"]
     one_by_one = _adapter(bert_atoms_dir, batch_size=1).embed(texts).layers["last"]
     np.testing.assert_allclose(by_tokens, one_by_one, atol=1e-5)  # the batching moves no embedding
+
+
+@pytest.mark.parametrize("model", ["bert", "bert_atoms", "gpt2", "t5"])
+@pytest.mark.parametrize("max_length", [64, 6])
+def test_batches_cut_from_one_tokenization_equal_the_tokenizers_own(request, model, max_length):
+    """Every string is tokenized once (``encode_once``); each batch cut from it (``cut_batch``) is the
+    tokenizer's own padded batch, array for array, and the embeddings are bit for bit those of
+    tokenizing each batch again."""
+    from evaluators.adapters import cut_batch, encode_once
+
+    path = request.getfixturevalue(f"{model}_dir")
+    texts = [*SMILES, "C", "CCCCCCCCCCCCCCCCCC", "[H]C([H])([H])[H]", "Brc1ccccc1Cl"]
+    architecture = {"gpt2": "decoder", "t5": "encoder-decoder"}.get(model, "encoder")
+    adapter = _adapter(path, batch_size=3, max_length=max_length, architecture=architecture)
+    tok = adapter.tokenizer
+    batches, encoded = encode_once(tok, texts, batch_size=3, max_length=max_length)
+    assert encoded is not None and sorted(np.concatenate(batches).tolist()) == list(range(len(texts)))
+    for index in batches:
+        chunk = [texts[i] for i in index]
+        arrays, truncated = cut_batch(tok, encoded, index)
+        own = tok(chunk, padding=True, truncation=True, max_length=max_length,
+                  return_special_tokens_mask=True, return_tensors="np")  # fmt: skip
+        assert sorted(arrays) == sorted(own.keys())
+        for key in own:
+            np.testing.assert_array_equal(arrays[key], own[key].astype(np.int64), err_msg=key)
+        full = tok(chunk)["input_ids"]
+        assert truncated == [len(ids) > max_length for ids in full]
+    once = adapter.embed(texts)
+    adapter._embedding_plan = lambda t: (batches, None)  # the old way: each batch tokenized on its own
+    again = adapter.embed(texts)
+    assert set(once.layers) == set(again.layers) and len(once.layers) > 1
+    for layer in once.layers:
+        np.testing.assert_array_equal(once.layers[layer], again.layers[layer], err_msg=layer)
+    np.testing.assert_array_equal(once.truncated, again.truncated)
+    assert once.truncated.any() == (max_length == 6)
