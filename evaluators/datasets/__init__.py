@@ -47,7 +47,7 @@ from evaluators.datasets.text import (  # noqa: F401  (registers the text sets; 
     SOLUBILITY,
     split_components,
 )
-from evaluators.notations.smiles import canonical_smiles
+from evaluators.notations.smiles import parses
 
 #: What ``nox -s evaluate`` runs without ``--dataset``: the embedded sets, built from installed packages (no
 #: download), one per kind of track — molecules for retrieval, named molecules for the generative tracks.
@@ -282,7 +282,7 @@ def load_dataset(name: str, data_dir: Path, *, limit: int | None = None) -> Load
         if mol_id in seen:
             raise ValueError(f"data set {name!r}: id {mol_id!r} appears twice in {folder}")
         seen.add(mol_id)
-        if canonical_smiles(smiles) is None:
+        if not parses(smiles):
             skipped.append(SkippedMolecule(mol_id, smiles, "RDKit cannot parse the SMILES"))
             continue
         if limit is None or len(molecules) < limit:

@@ -54,6 +54,17 @@ def _parsed(smiles: str) -> Chem.Mol | None:
     return Chem.MolFromSmiles(smiles)
 
 
+def parses(smiles: str) -> bool:
+    """Return whether RDKit parses and sanitises ``smiles`` (no SMILES written: a data set's validity check).
+
+    Examples
+    --------
+    >>> parses("c1ccccc1"), parses("C1CC"), parses("")
+    (True, False, False)
+    """
+    return bool(smiles) and _parsed(smiles) is not None
+
+
 def canonical_smiles(smiles: str) -> str | None:
     """Return RDKit's canonical isomeric SMILES of ``smiles``, or ``None`` if it does not parse.
 
