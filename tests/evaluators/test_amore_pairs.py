@@ -8,7 +8,10 @@ rewritten elsewhere leaves its process id behind).
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -23,6 +26,8 @@ from evaluators.tracks import TrackOptions
 from evaluators.tracks.amore import AmoreTrack, same_layers
 from evaluators.tracks.amore import pairs as pairs_module
 from evaluators.tracks.amore.pairs import rewrite_pairs
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -39,22 +44,6 @@ def _by_definition(molecules: list[Molecule], seed: int) -> dict[str, list]:
     }
 
 
-@pytest.fixture
-def child_pids(tmp_path, monkeypatch) -> Path:
-    """Record the process that rewrites each chunk (the forked children inherit the patch)."""
-    log = tmp_path / "pids"
-    real = pairs_module.rewrite_chunk
-
-    def recording(chunk, augmentations):
-        with open(log, "a") as handle:
-            handle.write(f"{os.getpid()}\n")
-        return real(chunk, augmentations)
-
-    monkeypatch.setattr(pairs_module, "rewrite_chunk", recording)
-    monkeypatch.setattr(pairs_module, "MIN_PER_WORKER", 10)
-    return log
-
-
 def _pids(log: Path) -> set[int]:
     return {int(line) for line in log.read_text().split()} if log.exists() else set()
 
@@ -66,33 +55,77 @@ def test_one_worker_gives_the_pairs_of_the_definition(molecules):
     assert statuses == {"changed", "identical", "excluded"}  # every kind of pair is compared
 
 
-def test_forked_workers_rewrite_elsewhere_and_give_the_same_pairs(molecules, child_pids):
-    got = rewrite_pairs(molecules, 0, workers=3)
-    assert got == _by_definition(molecules, seed=0)
-    assert list(got) == AUGMENTATIONS.names()
-    assert len(_pids(child_pids) - {os.getpid()}) == 2  # two chunks were rewritten in other processes
+# In a process of its own: a test runner's worker may hold threads of its own (then, rightly, nothing
+# forks), and the forked path must be seen to run.
+_CLEAN_PROCESS = """
+import json, os, sys
+import datamol as dm
+from evaluators.datasets import Molecule
+from evaluators.notations.augmentations import AUGMENTATIONS, get_augmentation
+from evaluators.tracks.amore import pairs
+
+smiles = list(dm.data.freesolv()["smiles"][:40]) + ["C1CC", ""]
+molecules = [Molecule(f"m{k}", s) for k, s in enumerate(smiles)]
+expected = {
+    name: [get_augmentation(name, 0).apply(m.id, m.smiles) for m in molecules]
+    for name in AUGMENTATIONS.names()
+}
+log, died = sys.argv[1], sys.argv[2]
+real = pairs.rewrite_chunk
+
+def recording(chunk, augmentations):
+    with open(log, "a") as handle:
+        handle.write(f"{os.getpid()}\\n")
+    return real(chunk, augmentations)
+
+def dies(*_args):  # as a worker killed for memory or by the sandbox's process limit
+    open(died, "w").close()
+    os._exit(1)
+
+pairs.rewrite_chunk, pairs.MIN_PER_WORKER = recording, 10
+out = {"parent": os.getpid(), "may_fork": pairs._may_fork()}
+got = pairs.rewrite_pairs(molecules, 0, workers=3)
+out["same"], out["order"] = got == expected, list(got) == AUGMENTATIONS.names()
+pairs._forked_chunk = dies
+out["same_after_death"] = pairs.rewrite_pairs(molecules, 0, workers=2) == expected
+print(json.dumps(out))
+"""
 
 
-def _dies(*_args):
-    os._exit(1)  # as a worker killed for memory or by the sandbox's process limit
+def test_forked_workers_rewrite_elsewhere_a_dead_one_costs_only_speed(tmp_path):
+    log, died = tmp_path / "pids", tmp_path / "died"
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
+    run = subprocess.run(
+        [sys.executable, "-c", _CLEAN_PROCESS, str(log), str(died)],
+        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["may_fork"] and out["same"] and out["order"]
+    assert len(_pids(log) - {out["parent"]}) == 2  # two of three chunks were rewritten in other processes
+    assert died.exists() and out["same_after_death"]  # a worker died; its chunk was rewritten here
 
 
-def test_a_worker_that_dies_costs_only_speed(molecules, child_pids, monkeypatch):
-    monkeypatch.setattr(pairs_module, "_forked_chunk", _dies)
-    assert rewrite_pairs(molecules, 0, workers=2) == _by_definition(molecules, seed=0)
-
-
-def test_no_fork_while_another_thread_works(molecules, child_pids):
+def test_no_fork_while_another_thread_works(molecules, monkeypatch):
     stop = threading.Event()
     worker = threading.Thread(target=stop.wait)  # not a daemon: a fork could copy a lock it holds
+    daemon = threading.Thread(target=stop.wait, daemon=True)
     worker.start()
+    daemon.start()
     try:
-        got = rewrite_pairs(molecules, 0, workers=2)
+        here = threading.current_thread()
+        assert pairs_module._may_fork([here, daemon])  # an idle daemon (a progress writer) may run
+        assert not pairs_module._may_fork([here, daemon, worker])
+        forks = []
+        monkeypatch.setattr(pairs_module, "ProcessPoolExecutor", lambda *a, **k: forks.append(1))
+        monkeypatch.setattr(pairs_module, "MIN_PER_WORKER", 10)
+        got = rewrite_pairs(molecules, 0, workers=2)  # the worker thread runs: rewritten here
     finally:
         stop.set()
         worker.join()
+        daemon.join()
     assert got == _by_definition(molecules, seed=0)
-    assert _pids(child_pids) == {os.getpid()}
+    assert forks == []
 
 
 def test_small_sets_stay_in_this_process(molecules, tmp_path, monkeypatch):

@@ -92,9 +92,13 @@ def available_cpus() -> int:
     return min(cpus, quota) if quota else cpus
 
 
-def _may_fork() -> bool:
-    # A fork copies locks held by other threads; only idle daemons (progress writers) may run beside it.
-    others = [t for t in threading.enumerate() if t is not threading.current_thread()]
+def _may_fork(threads: Sequence[threading.Thread] | None = None) -> bool:
+    """Whether forking is safe: only idle daemons (progress writers) may run beside this thread.
+
+    A fork copies the locks other threads hold; a worker that needed one would wait forever.
+    """
+    current = threading.current_thread()
+    others = [t for t in (threading.enumerate() if threads is None else threads) if t is not current]
     return all(t.daemon for t in others) and "fork" in multiprocessing.get_all_start_methods()
 
 
