@@ -39,7 +39,8 @@ class ForwardClock:
 
     The model's own forward passes, timed inside the very run they belong to: a ratio of the whole run
     to them compares two figures of one run, not two runs minutes apart on a machine whose speed drifts
-    (on this 2-core machine, 26 to 32 s for the same passes). Tokenization and pooling count as overhead.
+    (on this 2-core machine, 26 to 44 s for the same passes in one evening). Tokenization and pooling
+    count as overhead.
     """
 
     def __init__(self) -> None:
@@ -162,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     with torch.inference_mode():  # warm-up (thread pools, allocator), so neither timing pays for it
         model(**tok([texts[i] for i in own[len(own) // 2]], padding=True, return_tensors="pt"))
     # Interleaved repeats (floor, character-sorted floor, whole evaluation; again …), the best of each:
-    # on a shared machine one pass can run 30 % slower than the next, more than the overhead measured.
+    # on a shared machine one pass ran 28 % slower than the one before it (30.3 → 38.9 s), more than the
+    # overhead measured.
     floors: list[float] = []
     floors_chars: list[float] = []
     totals: list[float] = []

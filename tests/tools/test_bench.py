@@ -32,3 +32,27 @@ def test_the_bench_runs_offline_from_the_mirror(tmp_path, capsys, monkeypatch):
         assert line in out
     # The mirror is read where it lies: nothing was downloaded into the state folder.
     assert not (state / "data" / "chebi20").exists()
+
+
+def test_the_forward_clock_counts_the_outermost_module_call_once(monkeypatch):
+    """Nested modules (a model's layers) are inside the model's own call: their time is counted once."""
+    import torch
+
+    ticks = iter(range(100))
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: float(next(ticks)))
+
+    class Model(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.layers = torch.nn.Sequential(torch.nn.Identity(), torch.nn.Identity())
+
+        def forward(self, x):
+            return self.layers(x)
+
+    model, x = Model(), torch.zeros(1)
+    model(x)  # outside the clock: not counted
+    with bench.ForwardClock() as clock:
+        model(x)  # perf_counter read at entry and at exit of the outer call only: 1 tick
+        model(x)
+    model(x)
+    assert clock.seconds == 2.0
