@@ -220,3 +220,29 @@ def test_aggregates_of_nothing_valid():
     assert validity([]) is None
     assert validity([None]) == 0.0
     assert validity([0.0, 0.0]) == 1.0  # a zero score is valid
+
+
+@pytest.fixture
+def fresh_caches():
+    """Empty the kept molecules and fingerprints before and after (a patched fingerprint is never kept)."""
+    caches = (similarity._parsed, similarity._fingerprint, similarity._canonical)
+    for cache in caches:
+        cache.cache_clear()
+    yield
+    for cache in caches:
+        cache.cache_clear()
+
+
+def test_each_string_is_parsed_and_fingerprinted_once(fresh_caches, monkeypatch) -> None:
+    parsed, made = [], []
+    real_parse, (real_make, bits) = Chem.MolFromSmiles, FINGERPRINTS["maccs"]
+    monkeypatch.setattr(Chem, "MolFromSmiles", lambda s: parsed.append(s) or real_parse(s))
+    monkeypatch.setitem(FINGERPRINTS, "maccs", (lambda mol: made.append(1) or real_make(mol), bits))
+    scores = [tanimoto(p, "CCO", "maccs") for p in ("OCC", "CO", "OCC", "CO", "OCC")]
+    assert scores == [1.0, 0.4, 1.0, 0.4, 1.0]  # the same as each pair computed alone (doctests)
+    assert sorted(parsed) == ["CCO", "CO", "OCC"] and len(made) == 3
+    # The kept molecule is only read: exact match and the other fingerprints agree with fresh parses.
+    assert [exact_match(p, "CCO") for p in ("OCC", "C[C@H](N)O")] == [1.0, 0.0]
+    for name in ("morgan2_bits", "rdkit"):
+        make, similar = FINGERPRINTS[name]
+        assert tanimoto("CO", "CCO", name) == similar(make(real_parse("CO")), make(real_parse("CCO")))

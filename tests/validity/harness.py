@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from evaluators.asking import COMPLETIONS, AskingTrack, Question
+from evaluators.asking.reuse import questions_reused
 from evaluators.schema import TrackOptions, TrackResult
 from tests.validity.answerers import DEGENERATE, HONEST, SOURCE_COPIER, Case, task_of
 
@@ -260,19 +261,23 @@ def score_track(
     memo.prime({part for answers in texts.values() for q, t in zip(questions, answers, strict=True)
                 if q.kind in ("name", "names") for part in (extract(t).split(".") if q.kind == "names"
                                                             else [extract(t)])})  # fmt: skip
+    # Every answerer is scored as one evaluation scores its models (leaderboard.execution.evaluate): inside
+    # ``questions_reused``, so the composed tasks' truths (pairs, groups, routes) are composed once per
+    # sample, not once per answerer.
     try:
-        for name, answers in texts.items():
-            out = work / track_name / name
-            out.mkdir(parents=True)
-            with (out / COMPLETIONS).open("w", encoding="utf-8") as handle:
-                for q, text in zip(questions, answers, strict=True):
-                    line = {"id": q.request.id, "completion": text, "finish_reason": "stop"}
-                    handle.write(json.dumps(line) + "\n")
-            result = TrackResult(name, track_name, track.version, dataset, "0" * 8, "0" * 8, 0, rows=())
-            scored = track.score(result, out_dir=out, data_dir=work)
-            for r in scored.rows:
-                rows.append({"submission": name, "track": track_name, "dataset": dataset, **dict(r.dims),
-                             "metric": r.metric, "value": r.value})  # fmt: skip
+        with questions_reused():
+            for name, answers in texts.items():
+                out = work / track_name / name
+                out.mkdir(parents=True)
+                with (out / COMPLETIONS).open("w", encoding="utf-8") as handle:
+                    for q, text in zip(questions, answers, strict=True):
+                        line = {"id": q.request.id, "completion": text, "finish_reason": "stop"}
+                        handle.write(json.dumps(line) + "\n")
+                result = TrackResult(name, track_name, track.version, dataset, "0" * 8, "0" * 8, 0, rows=())
+                scored = track.score(result, out_dir=out, data_dir=work)
+                for r in scored.rows:
+                    rows.append({"submission": name, "track": track_name, "dataset": dataset, **dict(r.dims),
+                                 "metric": r.metric, "value": r.value})  # fmt: skip
     finally:
         datasets.load_records, opsin.names_to_smiles = real_load, real_opsin
     return pd.DataFrame(rows)
