@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["clip", "printable", "visible"]
+__all__ = ["all_visible", "clip", "printable", "visible"]
 
 # What acts on a terminal or reorders text: C0 controls but tab and line feed, DEL, C1 controls, the
 # bidirectional marks, embeddings, overrides and isolates, line and paragraph separators, lone surrogates.
@@ -60,6 +60,17 @@ def visible(text: str) -> str:
     True
     """
     return _UNSAFE.sub(_escape, text)
+
+
+def all_visible(texts: list[str]) -> bool:
+    r"""Return whether :func:`visible` leaves every one of ``texts`` unchanged (one scan for all of them).
+
+    >>> all_visible(["CCO", "tab\there"]), all_visible(["CCO", "ok\x1b[2J"])
+    (True, False)
+    """
+    # The unsafe characters are single code points and a line feed is not one: joined, the texts hold
+    # one exactly when one of them does.
+    return _UNSAFE.search("\n".join(texts)) is None
 
 
 def printable(text: str, *, collapse: bool = True) -> str:

@@ -27,7 +27,7 @@ from evaluators.schema import TableSpec
 from leaderboard.reserved import RESERVED_IDS, is_reserved
 from leaderboard.scrub import public_reason
 from leaderboard.site.schema import RUN_KEYS, RUN_STATUSES, SLUG, SUBMISSION_KEYS
-from leaderboard.text import visible
+from leaderboard.text import all_visible, visible
 from leaderboard.tracks import KEY_COLUMNS, result_columns
 
 __all__ = [
@@ -153,19 +153,18 @@ def empty_table(spec: TableSpec) -> pd.DataFrame:
 
 def categorical(column: pd.Series) -> pd.Series:
     """Return the column as a categorical of ``str`` with sorted categories (no unused ones)."""
+    # The categories are read as one list (iterating a pyarrow-backed index is one conversion per string).
     if isinstance(column.dtype, pd.CategoricalDtype) and all(
-        isinstance(c, str) for c in column.cat.categories
+        isinstance(c, str) for c in column.cat.categories.tolist()
     ):
         column = column.cat.remove_unused_categories()
-        return column.cat.reorder_categories(sorted(column.cat.categories))
+        return column.cat.reorder_categories(sorted(column.cat.categories.tolist()))
     return column.astype(str).astype("category")
 
 
 def visible_categories(column: pd.Series) -> pd.Series:
     """Return a categorical text column with every category :func:`leaderboard.text.visible` (published)."""
-    categories = list(column.cat.categories)
-    shown = [visible(c) for c in categories]
-    if shown == categories:  # honest text: nothing to escape, nothing to rebuild
+    if all_visible(column.cat.categories.tolist()):  # honest text: nothing to escape, nothing to rebuild
         return column
     return categorical(column.astype(str).map(visible))
 
