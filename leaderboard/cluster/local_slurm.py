@@ -29,6 +29,8 @@ GPU_DEVICE = "/dev/chemrobust-gpu{}"
 NVIDIA_MAJOR = 195
 PARTITION = "debug"
 PACKAGES = {"slurmctld": "slurm-wlm", "munged": "munge"}
+#: Where munged (Debian's munge package) writes its process id.
+MUNGE_PIDFILE = Path("/run/munge/munged.pid")
 
 
 class ServiceError(RuntimeError):
@@ -49,12 +51,15 @@ class LocalSlurm:
         True when a running controller was reused.
     timings : dict of str to float
         Seconds per step (install, config, munge, slurmctld, slurmd, node up).
+    started_munge : bool
+        True when munged was not answering and was started here.
     """
 
     partition: str
     gpus: int
     reused: bool
     timings: dict[str, float] = field(default_factory=dict)
+    started_munge: bool = False
 
 
 def run_command(cmd: list[str], **kwargs) -> subprocess.CompletedProcess:
@@ -221,7 +226,8 @@ def ensure_local_slurm(*, gpus: int = 2, log: Log = print) -> LocalSlurm:
     timings["config"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    if not munge_works():
+    started_munge = not munge_works()
+    if started_munge:
         Path("/run/munge").mkdir(parents=True, exist_ok=True)
         shutil.chown("/run/munge", "munge")
         started = run_command(["runuser", "-u", "munge", "--", "/usr/sbin/munged"])
@@ -257,13 +263,15 @@ def ensure_local_slurm(*, gpus: int = 2, log: Log = print) -> LocalSlurm:
         + f" ({gpus} fake GPU(s)); "
         + ", ".join(f"{k} {v:.1f} s" for k, v in timings.items())
     )
-    return LocalSlurm(partition=PARTITION, gpus=gpus, reused=reused, timings=timings)
+    return LocalSlurm(partition=PARTITION, gpus=gpus, reused=reused, timings=timings,
+                      started_munge=started_munge)  # fmt: skip
 
 
 def stop_local_slurm(slurm: LocalSlurm, *, log: Log = print) -> list[str]:
     """Stop the daemons :func:`ensure_local_slurm` started (a reused controller is left running).
 
-    Returns the daemons stopped; munged stays (other services on the host may use it).
+    Returns the daemons stopped. munged goes too when it was started here; one that was already running
+    (another service's) stays, and so does any munged under a reused controller, which authenticates by it.
     """
     if slurm.reused:
         return []
@@ -272,6 +280,9 @@ def stop_local_slurm(slurm: LocalSlurm, *, log: Log = print) -> list[str]:
         if pidfile.is_file():
             _stop(daemon, pidfile)
             stopped.append(daemon)
+    if slurm.started_munge and MUNGE_PIDFILE.is_file():
+        _stop("munged", MUNGE_PIDFILE)
+        stopped.append("munged")
     if stopped:
         log("local Slurm: stopped " + ", ".join(stopped))
     return stopped
