@@ -188,7 +188,7 @@ def tanimoto(pred_smiles: str | None, true_smiles: str, fingerprint: str) -> flo
     """
     if fingerprint not in FINGERPRINTS:
         raise ValueError(f"unknown fingerprint {fingerprint!r}; known: {sorted(FINGERPRINTS)}")
-    pred, truth = _pair(pred_smiles, true_smiles)
+    pred, _ = _pair(pred_smiles, true_smiles)
     if pred is None:
         return None
     similarity = FINGERPRINTS[fingerprint][1]
