@@ -1,10 +1,16 @@
-"""Build the per-submission evaluation image from ``containers/Dockerfile``, without network in the build.
+"""Build the per-submission evaluation image, without network in the build.
 
-The image holds a virtual environment installed from a host-side *wheelhouse* (``pip download`` on the host,
-``pip install --no-index`` in the build), the repository's ``evaluators/`` package and the submission folder.
-Its tag is content-addressed (:func:`image_tag`): the same inputs give the same tag, so an existing image is
-reused, and any changed byte in the Dockerfile, the lock files, ``evaluators/``, the submission folder, the
-extra requirements, the base image name or the torch variant gives a new one.
+Two images, both content-addressed (the same inputs give the same tag, so an existing image is reused):
+
+- the *runtime image* (:func:`ensure_runtime_image`, ``containers/Dockerfile``): a virtual environment
+  installed from a host-side *wheelhouse* (``pip download`` on the host, ``pip install --no-index`` in the
+  build), the sandbox user and the container protocol. Its tag (:func:`runtime_tag`) covers the Dockerfile,
+  the lock files, the extra requirements, the base image name and the torch variant, so every submission
+  without extra requirements shares one;
+- the *submission image* (:func:`ensure_image`, ``containers/Dockerfile.submission``): the runtime image
+  plus the repository's ``evaluators/`` package and the submission folder. Its tag (:func:`image_tag`) covers
+  the runtime tag, that Dockerfile and both folders. Building it sends the engine a context of a few hundred
+  KB: the wheelhouse (hundreds of MB) travels once, with the runtime image.
 
 Invariants
 ----------
@@ -17,7 +23,8 @@ Side effects
 ------------
 - Downloads wheels into ``state_dir/wheelhouse/`` through :mod:`leaderboard.execution.wheelhouse`.
 - Writes temporary build contexts under ``state_dir/tmp/`` and removes them afterwards.
-- Pulls or builds Docker images and tags them ``chemrobust/<submission_id>:<hash>``; may run
+- Pulls or builds Docker images and tags them ``chemrobust-runtime:<hash>`` and
+  ``chemrobust/<submission_id>:<hash>``; may run
   ``containers/bootstrap-base.sh`` (root, debootstrap, Debian mirror) to make ``chemrobust/base:bookworm``.
 - Logs progress through the ``log`` callback (``print`` by default).
 """
@@ -27,9 +34,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import tempfile
-import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
@@ -38,6 +43,14 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from leaderboard.execution.base_image import (
+    BOOTSTRAP_BASE_TAG,
+    DEFAULT_BASE_IMAGE,
+    LOG_TAIL_LINES,
+    BaseImageError,
+    ensure_base_image,
+    image_exists,
+)
 from leaderboard.execution.docker_runner import DockerException, ImageNotFound
 from leaderboard.execution.wheelhouse import (
     REPO_ROOT,
@@ -63,17 +76,18 @@ __all__ = [
     "ImageSpec",
     "ensure_base_image",
     "ensure_image",
+    "ensure_runtime_image",
     "image_tag",
+    "runtime_tag",
 ]
 
-DEFAULT_BASE_IMAGE = "python:3.11-slim-bookworm"
-"""The Dockerfile's default base; needs a registry (pulled once, then cached by the engine)."""
+RUNTIME_REPOSITORY = "chemrobust-runtime"
+"""Repository of the runtime images (:func:`runtime_tag`): outside ``chemrobust/``, where every submission id
+names a repository of its own, so no submission's images can share it."""
 
-BOOTSTRAP_BASE_TAG = "chemrobust/base:bookworm"
-"""The registry-free fallback base built by ``containers/bootstrap-base.sh``."""
+SUBMISSION_DOCKERFILE = "Dockerfile.submission"
+"""The thin Dockerfile of a submission's image, in ``containers/``."""
 
-_PULL_TIMEOUT_S = 60.0
-_LOG_TAIL_LINES = 30
 _SKIP_DIRS = frozenset({"__pycache__"})
 _SKIP_SUFFIXES = (".pyc", ".pyo")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -99,15 +113,11 @@ class ImageBuildError(RuntimeError):
         super().__init__(submission_id, reason, log_tail)
 
     def __str__(self) -> str:
-        tail = "\n".join(self.log_tail.splitlines()[-_LOG_TAIL_LINES:])
+        tail = "\n".join(self.log_tail.splitlines()[-LOG_TAIL_LINES:])
         text = f"image build for submission {self.submission_id!r} failed: {self.reason}"
         if tail:
             text += f"\n--- last lines of the build log ---\n{tail}"
         return text
-
-
-class BaseImageError(RuntimeError):
-    """No base image could be found, pulled or bootstrapped."""
 
 
 class ImageSpec(BaseModel):
@@ -188,6 +198,42 @@ def _tree_chunks(label: str, root: Path) -> Iterator[bytes]:
             yield path.read_bytes()
 
 
+def runtime_tag(spec: ImageSpec, repo_root: Path = REPO_ROOT) -> str:
+    """Return the content-addressed tag of the runtime image a submission's image is built on.
+
+    Parameters
+    ----------
+    spec : ImageSpec
+        The submission's image inputs (only the extra requirements, base image and torch variant count).
+    repo_root : pathlib.Path, optional
+        Repository root holding ``containers/``.
+
+    Returns
+    -------
+    str
+        ``chemrobust-runtime:<first 16 hex digits of a sha256>``.
+
+    Notes
+    -----
+    The hash covers ``containers/Dockerfile``, the two lock files of the variant, the extra requirements,
+    the base image name and the torch variant: submissions that agree on these share one runtime image.
+    """
+    repo_root = Path(repo_root)
+    lock, torch_file = lock_files(spec.torch_variant, repo_root)
+
+    def chunks() -> Iterator[bytes]:
+        yield b"chemrobust-runtime-v1"
+        yield (repo_root / "containers" / "Dockerfile").read_bytes()
+        yield lock.read_bytes()
+        yield torch_file.read_bytes()
+        yield b"extra-requirements"
+        yield from (r.encode() for r in spec.extra_requirements)
+        yield f"base:{spec.base_image}".encode()
+        yield f"torch:{spec.torch_variant}".encode()
+
+    return f"{RUNTIME_REPOSITORY}:{sha256_of(chunks())[:16]}"
+
+
 def image_tag(spec: ImageSpec, repo_root: Path = REPO_ROOT) -> str:
     """Return the content-addressed tag of a submission's image.
 
@@ -210,13 +256,13 @@ def image_tag(spec: ImageSpec, repo_root: Path = REPO_ROOT) -> str:
 
     Notes
     -----
-    The hash covers the Dockerfile, the two lock files of the variant, every file under ``evaluators/`` and
-    under the submission folder (sorted relative paths, bytes and executable bit; ``__pycache__`` and
-    ``*.pyc`` skipped), the extra requirements, the base image name and the torch variant. It is
-    deterministic, and a changed byte in any of these changes it.
+    The hash covers the runtime image's tag (:func:`runtime_tag`: the Dockerfile, the lock files, the extra
+    requirements, the base image name and the torch variant), ``containers/Dockerfile.submission``, and
+    every file under ``evaluators/`` and under the submission folder (sorted relative paths, bytes and
+    executable bit; ``__pycache__`` and ``*.pyc`` skipped). It is deterministic, and a changed byte in any of
+    these changes it.
     """
     repo_root = Path(repo_root)
-    lock, torch_file = lock_files(spec.torch_variant, repo_root)
     for folder in (repo_root / "evaluators", Path(spec.submission_dir)):
         if not folder.is_dir():
             raise FileNotFoundError(
@@ -224,121 +270,13 @@ def image_tag(spec: ImageSpec, repo_root: Path = REPO_ROOT) -> str:
             )
 
     def chunks() -> Iterator[bytes]:
-        yield b"chemrobust-image-v1"
-        yield (repo_root / "containers" / "Dockerfile").read_bytes()
-        yield lock.read_bytes()
-        yield torch_file.read_bytes()
+        yield b"chemrobust-image-v2"
+        yield runtime_tag(spec, repo_root).encode()
+        yield (repo_root / "containers" / SUBMISSION_DOCKERFILE).read_bytes()
         yield from _tree_chunks("evaluators", repo_root / "evaluators")
         yield from _tree_chunks("submission", spec.submission_dir)
-        yield b"extra-requirements"
-        yield from (r.encode() for r in spec.extra_requirements)
-        yield f"base:{spec.base_image}".encode()
-        yield f"torch:{spec.torch_variant}".encode()
 
     return f"chemrobust/{spec.submission_id}:{sha256_of(chunks())[:16]}"
-
-
-# --------------------------------------------------------------------------------------------------------
-# Base image
-
-
-def _image_exists(client: docker.DockerClient, ref: str) -> bool:
-    try:
-        client.images.get(ref)
-    except ImageNotFound:
-        return False
-    return True
-
-
-def _pull_with_timeout(client: docker.DockerClient, ref: str, timeout_s: float) -> str | None:
-    """Try to pull ``ref``; return None on success, else a one-line reason. Gives up after ``timeout_s``."""
-    outcome: dict[str, str | None] = {}
-
-    def pull() -> None:
-        try:
-            client.images.pull(ref)
-            outcome["error"] = None
-        except DockerException as exc:
-            outcome["error"] = " ".join(str(exc).split())
-
-    thread = threading.Thread(target=pull, name=f"pull {ref}", daemon=True)
-    thread.start()
-    thread.join(timeout_s)
-    if thread.is_alive():
-        return f"no answer within {timeout_s:.0f} s"
-    return outcome.get("error", "pull thread ended without a result")
-
-
-def ensure_base_image(
-    client: docker.DockerClient,
-    base_image: str = DEFAULT_BASE_IMAGE,
-    repo_root: Path = REPO_ROOT,
-    *,
-    log: Log = print,
-    pull_timeout_s: float = _PULL_TIMEOUT_S,
-) -> str:
-    """Return a base image reference present in the local engine, pulling or bootstrapping one if needed.
-
-    Parameters
-    ----------
-    client : docker.DockerClient
-        Injected Docker client.
-    base_image : str, optional
-        The preferred base (default ``python:3.11-slim-bookworm``).
-    repo_root : pathlib.Path, optional
-        Repository root holding ``containers/bootstrap-base.sh``.
-    log : callable, optional
-        Receives what happened (loudly, when falling back).
-    pull_timeout_s : float, optional
-        How long to wait for a pull before giving up on the registry.
-
-    Returns
-    -------
-    str
-        ``base_image`` when present or pulled; otherwise ``chemrobust/base:bookworm``, built once by
-        ``containers/bootstrap-base.sh`` (debootstrap + ``docker import``; about a minute) and reused after.
-
-    Raises
-    ------
-    BaseImageError
-        If the pull fails and the bootstrap script fails too (it needs root, debootstrap and a Debian
-        mirror reachable from the host).
-    """
-    if _image_exists(client, base_image):
-        return base_image
-    log(f"base image {base_image} is not in the local engine: pulling (up to {pull_timeout_s:.0f} s)")
-    error = _pull_with_timeout(client, base_image, pull_timeout_s)
-    if error is None:
-        log(f"pulled {base_image}")
-        return base_image
-    banner = "!" * 100
-    if _image_exists(client, BOOTSTRAP_BASE_TAG):
-        log(
-            f"{banner}\nWARNING: cannot pull {base_image} ({error}).\n"
-            f"Using the registry-free base {BOOTSTRAP_BASE_TAG} already in the engine instead.\n{banner}"
-        )
-        return BOOTSTRAP_BASE_TAG
-    script = Path(repo_root) / "containers" / "bootstrap-base.sh"
-    log(
-        f"{banner}\nWARNING: cannot pull {base_image} ({error}).\n"
-        f"Building the registry-free base {BOOTSTRAP_BASE_TAG} with {script} "
-        f"(debootstrap from the host's Debian mirror; about a minute).\n{banner}"
-    )
-    proc = subprocess.run(
-        ["bash", str(script), BOOTSTRAP_BASE_TAG],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        check=False,
-    )
-    if proc.returncode != 0 or not _image_exists(client, BOOTSTRAP_BASE_TAG):
-        tail = "\n".join(proc.stdout.splitlines()[-_LOG_TAIL_LINES:])
-        raise BaseImageError(
-            f"cannot pull {base_image} ({error}) and {script} failed (exit {proc.returncode}); "
-            f"it needs root, debootstrap and a reachable Debian mirror (CHEMROBUST_DEBIAN_MIRROR).\n{tail}"
-        )
-    log(f"built {BOOTSTRAP_BASE_TAG}")
-    return BOOTSTRAP_BASE_TAG
 
 
 # --------------------------------------------------------------------------------------------------------
@@ -368,7 +306,7 @@ def _copy_tree_normalized(src: Path, dst: Path) -> None:
             os.chmod(target, 0o755 if os.access(path, os.X_OK) else 0o644)
 
 
-def _assemble_context(
+def _runtime_context(
     ctx: Path, spec: ImageSpec, repo_root: Path, wheelhouse: Path, extra_wheelhouse: Path
 ) -> None:
     lock, torch_file = lock_files(spec.torch_variant, repo_root)
@@ -383,12 +321,22 @@ def _assemble_context(
                 _link_or_copy(wheel, ctx / name / wheel.name)
     extra = "".join(f"{r}\n" for r in spec.extra_requirements)
     (ctx / "extra-requirements.txt").write_text(extra, encoding="utf-8")
+
+
+def _submission_context(ctx: Path, spec: ImageSpec, repo_root: Path) -> None:
+    shutil.copyfile(repo_root / "containers" / SUBMISSION_DOCKERFILE, ctx / "Dockerfile")
     _copy_tree_normalized(repo_root / "evaluators", ctx / "evaluators")
     _copy_tree_normalized(spec.submission_dir, ctx / "submission")
 
 
-def _stream_build(
-    client: docker.DockerClient, ctx: Path, spec: ImageSpec, tag: str, log: Log, tail: deque[str]
+def _build(
+    client: docker.DockerClient,
+    ctx: Path,
+    tag: str,
+    buildargs: dict[str, str],
+    labels: dict[str, str],
+    log: Log,
+    tail: deque[str],
 ) -> str | None:
     """Run the build and stream its output; return None on success, else the engine's error line."""
     pending = ""
@@ -396,17 +344,13 @@ def _stream_build(
     chunks: Iterable[dict[str, Any]] = client.api.build(
         path=str(ctx),
         tag=tag,
-        buildargs={"BASE_IMAGE": spec.base_image, "TORCH_VARIANT": spec.torch_variant},
+        buildargs=buildargs,
         network_mode="none",
         rm=True,
         forcerm=True,
         pull=False,
         decode=True,
-        labels={
-            "org.chemrobust.submission": spec.submission_id,
-            "org.chemrobust.base-image": spec.base_image,
-            "org.chemrobust.torch-variant": spec.torch_variant,
-        },
+        labels=labels,
     )
     for chunk in chunks:
         if "stream" in chunk:
@@ -430,9 +374,114 @@ def _stream_build(
     return error
 
 
+def _build_in_context(
+    client: docker.DockerClient,
+    spec: ImageSpec,
+    tag: str,
+    state_dir: Path,
+    assemble: Callable[[Path], None],
+    buildargs: dict[str, str],
+    labels: dict[str, str],
+    log: Log,
+) -> str:
+    """Assemble a context in a temporary folder, build ``tag`` from it, return the engine's image id."""
+    tmp_root = Path(state_dir) / "tmp"
+    tmp_root.mkdir(parents=True, exist_ok=True)
+    tail: deque[str] = deque(maxlen=200)
+    with tempfile.TemporaryDirectory(prefix="context-", dir=tmp_root) as tmp:
+        assemble(Path(tmp))
+        try:
+            error = _build(client, Path(tmp), tag, buildargs, labels, log, tail)
+        except DockerException as exc:
+            error = f"docker engine error: {' '.join(str(exc).split())}"
+    if error is not None:
+        raise ImageBuildError(spec.submission_id, error, "\n".join(tail))
+    try:
+        image = client.images.get(tag)
+    except DockerException as exc:
+        raise ImageBuildError(
+            spec.submission_id, f"built image {tag} not found: {exc}", "\n".join(tail)
+        ) from exc
+    log(f"built {tag} ({image.id})")
+    return str(image.id)
+
+
 def _untimed(kind: str, label: str = "") -> AbstractContextManager:
     """No phase clock: time nothing."""
     return nullcontext()
+
+
+def _existing(client: docker.DockerClient, spec: ImageSpec, tag: str) -> str | None:
+    """Return the engine's id of ``tag``, or None when the engine has no such image."""
+    try:
+        return str(client.images.get(tag).id)
+    except ImageNotFound:
+        return None
+    except DockerException as exc:
+        raise ImageBuildError(spec.submission_id, f"docker engine error: {exc}") from exc
+
+
+def ensure_runtime_image(
+    client: docker.DockerClient,
+    spec: ImageSpec,
+    *,
+    repo_root: Path = REPO_ROOT,
+    state_dir: Path,
+    log: Log = print,
+    timed: Callable[..., AbstractContextManager] | None = None,
+) -> str:
+    """Return the tag of the runtime image ``spec``'s image is built on, building it if it is not present.
+
+    Parameters are those of :func:`ensure_image`. The wheels are prepared (timed as the ``wheelhouse``
+    phase) and sent to the engine only when the runtime image must be built: once per lock, base image,
+    torch variant and set of extra requirements.
+
+    Returns
+    -------
+    str
+        :func:`runtime_tag` of ``spec``.
+
+    Raises
+    ------
+    ImageBuildError
+        If the base image is missing, the wheels cannot be fetched, or the build fails.
+    """
+    repo_root = Path(repo_root)
+    tag = runtime_tag(spec, repo_root)
+    if _existing(client, spec, tag) is not None:
+        return tag
+    if not image_exists(client, spec.base_image):
+        raise ImageBuildError(
+            spec.submission_id,
+            f"base image {spec.base_image!r} is not in the local engine; "
+            "call leaderboard.execution.images.ensure_base_image first",
+        )
+    timer = timed or _untimed
+    try:
+        with timer("wheelhouse", spec.torch_variant):
+            wheelhouse = ensure_wheelhouse(spec.torch_variant, state_dir, repo_root=repo_root, log=log)
+            extra = ensure_extra_wheelhouse(
+                spec.extra_requirements, state_dir, variant=spec.torch_variant, repo_root=repo_root, log=log
+            )
+    except WheelhouseError as exc:
+        raise ImageBuildError(
+            spec.submission_id, f"cannot prepare the wheels: {exc.summary}", exc.output
+        ) from exc
+    except (ValueError, OSError) as exc:
+        raise ImageBuildError(spec.submission_id, f"cannot prepare the wheels: {exc}") from exc
+    log(f"building the runtime image {tag} from {spec.base_image} (torch {spec.torch_variant}, no network)")
+    with timer("runtime image", tag):
+        _build_in_context(
+            client, spec, tag, state_dir,
+            lambda ctx: _runtime_context(ctx, spec, repo_root, wheelhouse, extra),
+            buildargs={"BASE_IMAGE": spec.base_image, "TORCH_VARIANT": spec.torch_variant},
+            labels={
+                "org.chemrobust.base-image": spec.base_image,
+                "org.chemrobust.torch-variant": spec.torch_variant,
+            },
+            log=log,
+        )  # fmt: skip
+    return tag
 
 
 def ensure_image(
@@ -445,6 +494,9 @@ def ensure_image(
     timed: Callable[..., AbstractContextManager] | None = None,
 ) -> BuiltImage:
     """Return the submission's image, building it if its content-addressed tag is not present.
+
+    The image is its runtime image (:func:`ensure_runtime_image`, built first when missing) plus
+    ``evaluators/`` and the submission folder (``containers/Dockerfile.submission``).
 
     Parameters
     ----------
@@ -459,7 +511,8 @@ def ensure_image(
     log : callable, optional
         Receives build progress lines.
     timed : callable, optional
-        :meth:`leaderboard.execution.phases.Phases.timed`: the wheelhouse is timed as its own phase.
+        :meth:`leaderboard.execution.phases.Phases.timed`: the wheelhouse and the runtime image are timed
+        as phases of their own.
 
     Returns
     -------
@@ -469,56 +522,28 @@ def ensure_image(
     Raises
     ------
     ImageBuildError
-        If the base image is missing, the wheels cannot be fetched, or the build fails; ``str()`` shows
+        If the base image is missing, the wheels cannot be fetched, or a build fails; ``str()`` shows
         the reason and the last 30 lines of the build log.
     """
     repo_root = Path(repo_root)
     tag = image_tag(spec, repo_root)
-    try:
-        image = client.images.get(tag)
+    image_id = _existing(client, spec, tag)
+    if image_id is not None:
         log(f"image {tag} exists: reusing it")
-        return BuiltImage(tag=tag, image_id=str(image.id), reused=True)
-    except ImageNotFound:
-        pass
-    except DockerException as exc:
-        raise ImageBuildError(spec.submission_id, f"docker engine error: {exc}") from exc
-    if not _image_exists(client, spec.base_image):
-        raise ImageBuildError(
-            spec.submission_id,
-            f"base image {spec.base_image!r} is not in the local engine; "
-            "call leaderboard.execution.images.ensure_base_image first",
-        )
-    try:
-        with (timed or _untimed)("wheelhouse", spec.torch_variant):
-            wheelhouse = ensure_wheelhouse(spec.torch_variant, state_dir, repo_root=repo_root, log=log)
-            extra = ensure_extra_wheelhouse(
-                spec.extra_requirements, state_dir, variant=spec.torch_variant, repo_root=repo_root, log=log
-            )
-    except WheelhouseError as exc:
-        raise ImageBuildError(
-            spec.submission_id, f"cannot prepare the wheels: {exc.summary}", exc.output
-        ) from exc
-    except (ValueError, OSError) as exc:
-        raise ImageBuildError(spec.submission_id, f"cannot prepare the wheels: {exc}") from exc
-
-    tmp_root = Path(state_dir) / "tmp"
-    tmp_root.mkdir(parents=True, exist_ok=True)
-    tail: deque[str] = deque(maxlen=200)
-    log(f"building {tag} from {spec.base_image} (torch {spec.torch_variant}, no network)")
-    with tempfile.TemporaryDirectory(prefix="context-", dir=tmp_root) as tmp:
-        ctx = Path(tmp)
-        _assemble_context(ctx, spec, repo_root, wheelhouse, extra)
-        try:
-            error = _stream_build(client, ctx, spec, tag, log, tail)
-        except DockerException as exc:
-            error = f"docker engine error: {' '.join(str(exc).split())}"
-    if error is not None:
-        raise ImageBuildError(spec.submission_id, error, "\n".join(tail))
-    try:
-        image = client.images.get(tag)
-    except DockerException as exc:
-        raise ImageBuildError(
-            spec.submission_id, f"built image {tag} not found: {exc}", "\n".join(tail)
-        ) from exc
-    log(f"built {tag} ({image.id})")
-    return BuiltImage(tag=tag, image_id=str(image.id), reused=False)
+        return BuiltImage(tag=tag, image_id=image_id, reused=True)
+    runtime = ensure_runtime_image(
+        client, spec, repo_root=repo_root, state_dir=state_dir, log=log, timed=timed
+    )
+    log(f"building {tag} on {runtime} (no network)")
+    image_id = _build_in_context(
+        client, spec, tag, state_dir,
+        lambda ctx: _submission_context(ctx, spec, repo_root),
+        buildargs={"RUNTIME_IMAGE": runtime},
+        labels={
+            "org.chemrobust.submission": spec.submission_id,
+            "org.chemrobust.base-image": spec.base_image,
+            "org.chemrobust.torch-variant": spec.torch_variant,
+        },
+        log=log,
+    )  # fmt: skip
+    return BuiltImage(tag=tag, image_id=image_id, reused=False)

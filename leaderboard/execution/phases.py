@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 __all__ = ["KINDS", "Phase", "Phases"]
 
 #: The kinds of phase, in the order a first run meets them.
-KINDS = ("environment", "base image", "wheelhouse", "image build", "data set", "weights", "job", "site")
+KINDS = (
+    "environment", "base image", "wheelhouse", "runtime image", "image build",
+    "data set", "weights", "job", "site",
+)  # fmt: skip
 
 
 @dataclass

@@ -24,6 +24,7 @@ from leaderboard.execution.images import (
     ensure_base_image,
     ensure_image,
     image_tag,
+    runtime_tag,
 )
 from leaderboard.execution.wheelhouse import ensure_extra_wheelhouse, ensure_wheelhouse
 
@@ -38,7 +39,9 @@ def fake_repo(tmp_path) -> Path:
     """A repository root with the real containers/ files, a small evaluators/ and a submission folder."""
     root = tmp_path / "repo"
     (root / "containers").mkdir(parents=True)
-    for name in ("Dockerfile", "requirements.lock", "torch-cpu.txt", "torch-cuda.txt", "bootstrap-base.sh"):
+    names = ("Dockerfile", "Dockerfile.submission", "requirements.lock", "torch-cpu.txt", "torch-cuda.txt",
+             "bootstrap-base.sh")  # fmt: skip
+    for name in names:
         shutil.copy2(CONTAINERS / name, root / "containers" / name)
     ev = root / "evaluators"
     (ev / "tracks" / "amore").mkdir(parents=True)
@@ -79,7 +82,7 @@ def test_image_tag_is_deterministic_and_well_formed(fake_repo, tmp_path):
 @pytest.mark.parametrize(
     "path",
     ["submissions/demo/adapter.py", "evaluators/tracks/amore/__init__.py", "containers/Dockerfile",
-     "containers/requirements.lock", "containers/torch-cpu.txt"],
+     "containers/Dockerfile.submission", "containers/requirements.lock", "containers/torch-cpu.txt"],
 )  # fmt: skip
 def test_image_tag_changes_with_one_byte(fake_repo, path):
     before = image_tag(spec_for(fake_repo), fake_repo)
@@ -118,6 +121,32 @@ def test_image_tag_covers_requirements_base_and_variant(fake_repo):
         image_tag(spec_for(fake_repo, torch_variant="cuda"), fake_repo),
     }
     assert len(tags) == 4
+
+
+def test_submissions_share_a_runtime_image_unless_what_it_holds_differs(fake_repo, tmp_path):
+    runtime = runtime_tag(spec_for(fake_repo), fake_repo)
+    assert re.fullmatch(r"chemrobust-runtime:[0-9a-f]{16}", runtime)
+    other = tmp_path / "other-submission"
+    shutil.copytree(fake_repo / "submissions" / "demo", other)
+    (other / "adapter.py").write_text("class OtherAdapter: ...\n")
+    (fake_repo / "evaluators" / "__main__.py").write_text("print('changed')\n")
+    (fake_repo / "containers" / "Dockerfile.submission").write_text("FROM scratch\n")
+    # The evaluators, the submission folder and the thin Dockerfile are the submission image's layers.
+    assert runtime_tag(spec_for(fake_repo, submission_id="other", submission_dir=other), fake_repo) == runtime
+    assert runtime_tag(spec_for(fake_repo), fake_repo) == runtime
+    # What the runtime image holds changes its tag.
+    different = {
+        runtime_tag(spec_for(fake_repo, extra_requirements=("selfies==2.1.1",)), fake_repo),
+        runtime_tag(spec_for(fake_repo, base_image=BOOTSTRAP_BASE_TAG), fake_repo),
+        runtime_tag(spec_for(fake_repo, torch_variant="cuda"), fake_repo),
+    }
+    for path in ("containers/Dockerfile", "containers/requirements.lock", "containers/torch-cpu.txt"):
+        target = fake_repo / path
+        original = target.read_bytes()
+        target.write_bytes(original + b"\n")
+        different.add(runtime_tag(spec_for(fake_repo), fake_repo))
+        target.write_bytes(original)
+    assert len(different) == 6 and runtime not in different
 
 
 def test_image_tag_needs_the_submission_folder(fake_repo):
@@ -342,15 +371,23 @@ def test_base_image_bootstrap_failure_is_clear(tmp_path):
 # --------------------------------------------------------------------------------------------------------
 # Building through the real engine (tiny Dockerfile, empty wheelhouse)
 
-TINY_DOCKERFILE = """\
+NO_NETWORK = """RUN python3 -c "import socket, sys; s = socket.socket(); s.settimeout(3); \\
+sys.exit('build has network' if s.connect_ex(('1.1.1.1', 53)) == 0 else 0)"
+"""
+# The runtime image: what containers/Dockerfile builds, without the wheels.
+TINY_DOCKERFILE = f"""\
 ARG BASE_IMAGE
-FROM ${BASE_IMAGE}
+FROM ${{BASE_IMAGE}}
 ARG TORCH_VARIANT
+{NO_NETWORK}RUN echo "variant=${{TORCH_VARIANT}}"
+"""
+# The submission's layers: what containers/Dockerfile.submission builds, and a step that may fail.
+TINY_SUBMISSION_DOCKERFILE = f"""\
+ARG RUNTIME_IMAGE
+FROM ${{RUNTIME_IMAGE}}
 COPY evaluators/ /app/evaluators/
 COPY submission/ /submission/
-RUN python3 -c "import socket, sys; s = socket.socket(); s.settimeout(3); \\
-sys.exit('build has network' if s.connect_ex(('1.1.1.1', 53)) == 0 else 0)"
-RUN test -r /submission/secret-mode.txt && echo "variant=${TORCH_VARIANT}" && {fail}
+{NO_NETWORK}RUN test -r /submission/secret-mode.txt && {{fail}}
 """
 
 
@@ -367,28 +404,50 @@ def tiny_repo(fake_repo, tmp_path, monkeypatch):
 
 
 def write_tiny_dockerfile(repo: Path, fail: str) -> None:
-    (repo / "containers" / "Dockerfile").write_text(TINY_DOCKERFILE.replace("{fail}", fail))
+    (repo / "containers" / "Dockerfile").write_text(TINY_DOCKERFILE)
+    thin = TINY_SUBMISSION_DOCKERFILE.replace("{fail}", fail)
+    (repo / "containers" / "Dockerfile.submission").write_text(thin)
 
 
 @pytest.mark.docker
-def test_ensure_image_builds_then_reuses(docker_client, sandbox_image, tiny_repo, tmp_path):
+def test_ensure_image_builds_then_reuses(docker_client, sandbox_image, tiny_repo, tmp_path, monkeypatch):
     write_tiny_dockerfile(tiny_repo, "true")
+    wheels = images.ensure_wheelhouse
+    prepared: list[str] = []
+    monkeypatch.setattr(images, "ensure_wheelhouse", lambda *a, **k: prepared.append("w") or wheels(*a, **k))
     spec = spec_for(tiny_repo, base_image=BOOTSTRAP_BASE_TAG, submission_id="demo-test")
+    other = tmp_path / "other"
+    shutil.copytree(tiny_repo / "submissions" / "demo", other)
+    (other / "adapter.py").write_text("class OtherAdapter: ...\n")
+    second = spec_for(tiny_repo, base_image=BOOTSTRAP_BASE_TAG, submission_id="demo-2", submission_dir=other)
     lines: list[str] = []
     built = ensure_image(
         docker_client, spec, repo_root=tiny_repo, state_dir=tmp_path / "state", log=lines.append
     )
+    runtime = runtime_tag(spec, tiny_repo)
+    tags = [built.tag, runtime]
     try:
         assert not built.reused and built.tag == image_tag(spec, tiny_repo)
-        assert any("variant=cpu" in line for line in lines)
+        assert any("variant=cpu" in line for line in lines) and prepared == ["w"]
         again = ensure_image(docker_client, spec, repo_root=tiny_repo, state_dir=tmp_path / "state",
                              log=lambda _: None)  # fmt: skip
         assert again.reused and again.image_id == built.image_id
         labels = docker_client.images.get(built.tag).labels
         assert labels["org.chemrobust.submission"] == "demo-test"
-        assert not list((tmp_path / "state" / "tmp").iterdir()), "the build context is removed"
+        # Another submission is built on the same runtime image: no wheels prepared or sent, no runtime step
+        # run again, and its image starts with the runtime image's layers.
+        lines.clear()
+        other_built = ensure_image(docker_client, second, repo_root=tiny_repo, state_dir=tmp_path / "state",
+                                   log=lines.append)  # fmt: skip
+        tags.append(other_built.tag)
+        assert not other_built.reused and prepared == ["w"]
+        assert not any('echo "variant=' in line or "building the runtime" in line for line in lines)
+        layers = [docker_client.images.get(t).attrs["RootFS"]["Layers"] for t in (runtime, other_built.tag)]
+        assert layers[1][: len(layers[0])] == layers[0] and len(layers[1]) > len(layers[0])
+        assert not list((tmp_path / "state" / "tmp").iterdir()), "the build contexts are removed"
     finally:
-        docker_client.images.remove(built.tag, force=True)
+        for tag in tags:
+            docker_client.images.remove(tag, force=True)
 
 
 @pytest.mark.docker
