@@ -153,6 +153,8 @@ class _LiveOutput:
     def __init__(self, container: docker.models.containers.Container, on_progress: ProgressCallback) -> None:
         self.container = container
         self.follower = ProgressFollower(on_progress)
+        self.fed = 0  # bytes of stdout fed to the follower
+        self.ended = False  # the engine ended the followed stream (the container exited)
         self._stream = None
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._follow, name=f"progress {container.id}", daemon=True)
@@ -163,13 +165,19 @@ class _LiveOutput:
             self._stream = self.container.logs(stdout=True, stderr=False, stream=True, follow=True)
             for chunk in self._stream:
                 if self._stopping.is_set():
-                    break
+                    return
                 self.follower.feed(chunk)
+                self.fed += len(chunk)
+            self.ended = True
         except Exception:  # noqa: BLE001 - progress is best effort; an engine error or the stream
             pass  # closed by stop() ends it, and the run's own wait reports what matters
 
     def stop(self, drain_s: float) -> None:
-        """Let the thread read what is left for up to ``drain_s`` seconds, then end it."""
+        """Let the thread read what is left for up to ``drain_s`` seconds, then end it.
+
+        When the engine ended the followed stream, the output it may have left out is read once more
+        (:meth:`catch_up`).
+        """
         self._thread.join(drain_s)
         self._stopping.set()
         stream = self._stream
@@ -179,6 +187,28 @@ class _LiveOutput:
             except Exception:  # noqa: BLE001 - closing a stream another thread reads may fail
                 pass
         self._thread.join(1.0)
+        if self.ended and not self._thread.is_alive():
+            self.catch_up()
+
+    def catch_up(self) -> None:
+        """Report the progress lines of the stored stdout beyond what the followed stream delivered.
+
+        Docker's engine (seen with 20.10 and the json-file driver, under load) can end a followed log stream
+        of a container that just exited before its last lines: a 100-step flood was reported up to step 52.
+        The stored log holds every line (up to the engine's own log cap), in the same bytes, so its part
+        after the first :attr:`fed` bytes is what the stream left out.
+        """
+        skip = self.fed
+        try:
+            for chunk in self.container.logs(stdout=True, stderr=False, stream=True, follow=False):
+                if skip >= len(chunk):
+                    skip -= len(chunk)
+                    continue
+                self.follower.feed(chunk[skip:])
+                self.fed += len(chunk) - skip
+                skip = 0
+        except Exception:  # noqa: BLE001 - best effort, as the live stream
+            pass
 
 
 class DockerRunner:

@@ -226,6 +226,35 @@ def test_docker_flood_does_not_break_the_run_or_the_progress(docker_client, sand
     assert len(outcome.log_tail) < 3 * 64 * 1024
 
 
+class _CutContainer:
+    """A container whose followed log stream ends early, as Docker's engine did under load, while its stored
+    log holds every line: ``logs(follow=True)`` yields the first ``cut`` bytes, ``logs(follow=False)`` all."""
+
+    id = "cut"
+
+    def __init__(self, data: bytes, cut: int, chunk: int) -> None:
+        self.data, self.cut, self.chunk = data, cut, chunk
+
+    def logs(self, *, stdout: bool, stderr: bool, stream: bool, follow: bool):
+        assert stdout and not stderr and stream
+        data = self.data[: self.cut] if follow else self.data
+        step = self.chunk if follow else self.chunk + 3  # other chunk boundaries than the live stream's
+        return iter([data[i : i + step] for i in range(0, len(data), step)])
+
+
+@pytest.mark.parametrize("cut", [0, 1, 200, 1_000, 2_891, None])
+def test_a_stream_the_engine_ends_early_is_completed_from_the_stored_log(cut):
+    from leaderboard.execution.docker_runner import _LiveOutput
+
+    data = b"".join(format_progress(Progress("flood", i, 100)).encode() + b"\n" + b"x" * 17 + b"\n"
+                    for i in range(101))  # fmt: skip
+    seen: list[Progress] = []
+    live = _LiveOutput(_CutContainer(data, len(data) if cut is None else cut, chunk=64), seen.append)
+    live.stop(5.0)
+    assert [p.done for p in seen] == list(range(101)), "every line once, in order"
+    assert live.fed == len(data)
+
+
 # --------------------------------------------------------------------------------------------------------
 # The follower
 
