@@ -41,6 +41,7 @@ Side effects
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 import time
@@ -154,6 +155,7 @@ class _LiveOutput:
         self.container = container
         self.follower = ProgressFollower(on_progress)
         self.fed = 0  # bytes of stdout fed to the follower
+        self._fed_digest = hashlib.sha256()  # of those bytes: the stored log must start with them
         self.ended = False  # the engine ended the followed stream (the container exited)
         self._stream = None
         self._stopping = threading.Event()
@@ -168,6 +170,7 @@ class _LiveOutput:
                     return
                 self.follower.feed(chunk)
                 self.fed += len(chunk)
+                self._fed_digest.update(chunk)
             self.ended = True
         except Exception:  # noqa: BLE001 - progress is best effort; an engine error or the stream
             pass  # closed by stop() ends it, and the run's own wait reports what matters
@@ -195,18 +198,26 @@ class _LiveOutput:
 
         Docker's engine (seen with 20.10 and the json-file driver, under load) can end a followed log stream
         of a container that just exited before its last lines: a 100-step flood was reported up to step 52.
-        The stored log holds every line (up to the engine's own log cap), in the same bytes, so its part
-        after the first :attr:`fed` bytes is what the stream left out.
+        The stored log holds every line in the same bytes, so its part after the first :attr:`fed` bytes is
+        what the stream left out — unless the engine rotated the log (past its 20 MB cap): then the stored
+        log no longer starts with what was fed (its digest differs) and nothing more is reported.
         """
-        skip = self.fed
+        head = hashlib.sha256()
+        need = self.fed
         try:
             for chunk in self.container.logs(stdout=True, stderr=False, stream=True, follow=False):
-                if skip >= len(chunk):
-                    skip -= len(chunk)
-                    continue
-                self.follower.feed(chunk[skip:])
-                self.fed += len(chunk) - skip
-                skip = 0
+                if need > 0:
+                    taken = chunk[:need]
+                    head.update(taken)
+                    need -= len(taken)
+                    chunk = chunk[len(taken) :]
+                    if need > 0:
+                        continue
+                    if head.digest() != self._fed_digest.digest():
+                        return  # rotated: not the output the stream delivered the start of
+                if chunk:
+                    self.follower.feed(chunk)
+                    self.fed += len(chunk)
         except Exception:  # noqa: BLE001 - best effort, as the live stream
             pass
 

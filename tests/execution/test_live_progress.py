@@ -232,27 +232,42 @@ class _CutContainer:
 
     id = "cut"
 
-    def __init__(self, data: bytes, cut: int, chunk: int) -> None:
+    def __init__(self, data: bytes, cut: int, chunk: int, stored: bytes | None = None) -> None:
         self.data, self.cut, self.chunk = data, cut, chunk
+        self.stored = data if stored is None else stored
 
     def logs(self, *, stdout: bool, stderr: bool, stream: bool, follow: bool):
         assert stdout and not stderr and stream
-        data = self.data[: self.cut] if follow else self.data
+        data = self.data[: self.cut] if follow else self.stored
         step = self.chunk if follow else self.chunk + 3  # other chunk boundaries than the live stream's
         return iter([data[i : i + step] for i in range(0, len(data), step)])
+
+
+FLOOD = b"".join(format_progress(Progress("flood", i, 100)).encode() + b"\n" + b"x" * 17 + b"\n"
+                 for i in range(101))  # fmt: skip
 
 
 @pytest.mark.parametrize("cut", [0, 1, 200, 1_000, 2_891, None])
 def test_a_stream_the_engine_ends_early_is_completed_from_the_stored_log(cut):
     from leaderboard.execution.docker_runner import _LiveOutput
 
-    data = b"".join(format_progress(Progress("flood", i, 100)).encode() + b"\n" + b"x" * 17 + b"\n"
-                    for i in range(101))  # fmt: skip
+    data = FLOOD
     seen: list[Progress] = []
     live = _LiveOutput(_CutContainer(data, len(data) if cut is None else cut, chunk=64), seen.append)
     live.stop(5.0)
     assert [p.done for p in seen] == list(range(101)), "every line once, in order"
     assert live.fed == len(data)
+
+
+def test_a_rotated_stored_log_adds_nothing_to_what_the_stream_gave():
+    # Past its size cap the engine keeps only the log's end: it no longer starts with what was fed.
+    from leaderboard.execution.docker_runner import _LiveOutput
+
+    seen: list[Progress] = []
+    live = _LiveOutput(_CutContainer(FLOOD, 1_000, chunk=64, stored=FLOOD[700:]), seen.append)
+    live.stop(5.0)
+    assert seen and [p.done for p in seen] == list(range(len(seen))), "no line twice, none out of order"
+    assert seen[-1].done < 100
 
 
 # --------------------------------------------------------------------------------------------------------
