@@ -421,10 +421,13 @@ def test_ensure_image_builds_then_reuses(docker_client, sandbox_image, tiny_repo
     (other / "adapter.py").write_text("class OtherAdapter: ...\n")
     second = spec_for(tiny_repo, base_image=BOOTSTRAP_BASE_TAG, submission_id="demo-2", submission_dir=other)
     lines: list[str] = []
+    runtime = runtime_tag(spec, tiny_repo)
+    # Another test (or an earlier run) may have left this tiny runtime image: it is built here, not reused.
+    if docker_client.images.list(name=runtime):
+        docker_client.images.remove(runtime, force=True)
     built = ensure_image(
         docker_client, spec, repo_root=tiny_repo, state_dir=tmp_path / "state", log=lines.append
     )
-    runtime = runtime_tag(spec, tiny_repo)
     tags = [built.tag, runtime]
     try:
         assert not built.reused and built.tag == image_tag(spec, tiny_repo)
