@@ -2,7 +2,7 @@
 
 ``test_default_budget_is_printed`` prints the worst case under the default limits.
 ``test_a_hostile_run_stays_within_its_budget`` runs one snippet that does everything at once — fills
-``/out`` to its cap, floods stdout and stderr, holds memory, never ends — and measures the job folder's
+``/out`` to just short of its cap, floods stdout and stderr, holds memory, never ends — and measures the job folder's
 host disk, the orchestrator's memory and the wall time against the budget of its (small) limits.
 ``test_parsing_a_hostile_result_json`` measures the memory factor the budget assumes for ``result.json``.
 """
@@ -45,17 +45,20 @@ for t in threads:
 held = [bytearray(160 << 20)]  # 160 MiB of a 256 MiB limit, touched
 for i in range(0, len(held[0]), 4096):
     held[0][i] = 1
-block, written = os.urandom(1 << 20), 0
+block, written, reason = os.urandom(1 << 20), 0, "stopped short of the host's full mark"
 fd = os.open("/out/fill.bin", os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
 try:
+    # Fill /out to within 8 MiB of full, never further: the host stops a run whose /out has less than
+    # 4 MiB free (sandbox.FULL_MARGIN_BYTES, a sixteenth of this cap), and this run must last to its
+    # timeout. Writing on to ENOSPC and freeing room at once left a window of several writes in which the
+    # host's poll, under load, saw /out full (it failed that way once in a full suite run).
     while True:
+        fs = os.statvfs("/out")
+        if fs.f_bavail * fs.f_frsize < (8 << 20):
+            break
         os.write(fd, block)
         written += 1
 except OSError as exc:
-    # Room again at once, before anything that can wait (stdout is flooded by the other threads: a print
-    # here blocks until the host drains it): the host sees /out full only in this instant, so the run
-    # lasts to the timeout rather than being stopped for a full /out.
-    os.ftruncate(fd, (written - 4) << 20)
     reason = exc.strerror
 os.close(fd)
 print(f"out: {reason} after {written} MiB", flush=True)
