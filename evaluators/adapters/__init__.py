@@ -197,6 +197,17 @@ class GenerativeAdapter(Adapter):
         ``Completion(id, text)``; :func:`as_completions` turns the list into completions and checks it.
         """
 
+    def prepare(self, requests: Sequence[GenerationRequest]) -> None:
+        """See every distinct request of a run once, before :meth:`generate` receives them in chunks.
+
+        :func:`evaluators.asking.ask` calls it once per run with all the requests it will send, in the
+        order it sends them; :meth:`generate` then gets them a chunk (:data:`evaluators.asking.CHUNK`) at
+        a time. An adapter whose work has a fixed cost per call does that work once here — the tool
+        reference parses every IUPAC name in one OPSIN process instead of one process per chunk. The
+        default does nothing; :meth:`generate` must still answer any request without it.
+        """
+        return None
+
 
 def as_completions(
     requests: Sequence[GenerationRequest], answers: Sequence[Completion | str]

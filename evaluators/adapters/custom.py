@@ -70,5 +70,10 @@ class CustomAdapter(EmbeddingAdapter, GenerativeAdapter):
         self.inner.progress = self.progress
         return as_completions(requests, self.inner.generate(requests))
 
+    def prepare(self, requests: Sequence[GenerationRequest]) -> None:  # noqa: D102
+        if isinstance(self.inner, GenerativeAdapter):
+            self.inner.progress = self.progress
+            self.inner.prepare(requests)
+
     def describe(self) -> dict[str, Any]:  # noqa: D102
         return {"class": type(self.inner).__name__, **self.inner.describe()}

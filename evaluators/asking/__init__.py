@@ -365,6 +365,7 @@ def ask(
     progress(name, 0, len(distinct))  # the adapter reports "generate" within a chunk
     done: dict[str, Completion] = {}
     ordered = generation_order(distinct)
+    adapter.prepare(ordered)  # once per run: an adapter's fixed per-call cost is paid once, not per chunk
     for start in range(0, len(ordered), CHUNK):
         requests = ordered[start : start + CHUNK]
         done.update((c.id, c) for c in as_completions(requests, adapter.generate(requests)))

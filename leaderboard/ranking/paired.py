@@ -110,8 +110,11 @@ def paired_difference(
     if only_a + only_b == 0:
         low = high = 0.0  # every item scores the same for both: every resample's difference is 0
     else:
-        draws = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-        diffs = (y - x)[draws].mean(axis=1)
+        # The same draws as int64 ones (numpy draws any range under 2**32 from the same 32-bit stream), in
+        # half the memory; the gathered differences are -1/0/1, so an integer sum divided by n is exactly
+        # the float mean, at an eighth of the memory traffic (4-5x faster at 10 000 x 3 300).
+        draws = np.random.default_rng(seed).integers(0, n, size=(n_boot, n), dtype=np.int32)
+        diffs = (y - x).astype(np.int8)[draws].sum(axis=1, dtype=np.int64) / n
         low, high = np.quantile(diffs, [tail, 1.0 - tail])
     from scipy.stats import binomtest
 

@@ -430,3 +430,32 @@ def test_the_lean_loop_asks_for_the_last_positions_logits_only(gpt2_dir):
     adapter.generate(_requests(PROMPTS, max_new_tokens=3))
     hook.remove()
     assert shapes and all(shape[1] == 1 for shape in shapes)  # the prompt's step too: (rows, 1, vocabulary)
+
+
+def test_ask_shows_the_adapter_every_distinct_request_once_before_the_first_chunk(tmp_path, monkeypatch):
+    """``prepare`` sees the whole run, in sending order, once; then ``generate`` gets it a chunk at a time
+    (an adapter with a fixed cost per call — the tool reference's Java start — pays it once)."""
+    import evaluators.asking as asking
+    from evaluators.adapters import GenerativeAdapter
+
+    class Recorder(GenerativeAdapter):
+        def __init__(self) -> None:
+            super().__init__(ModelConfig(adapter="recorder"))
+            self.calls: list[tuple[str, list[str]]] = []
+
+        def prepare(self, requests):
+            self.calls.append(("prepare", [r.id for r in requests]))
+
+        def generate(self, requests):
+            self.calls.append(("generate", [r.id for r in requests]))
+            return [r.prompt.upper() for r in requests]
+
+    prompts = ["c", "aaaa", "bb", "c", "dddddd", "ee", "f"]  # "c" twice: asked once
+    requests = [GenerationRequest(f"q{i}", p, max_new_tokens=4) for i, p in enumerate(prompts)]
+    monkeypatch.setattr(asking, "CHUNK", 3)
+    adapter = Recorder()
+    asking.ask(adapter, requests, tmp_path / "out.jsonl", log=lambda line: None)
+    kinds = [kind for kind, _ in adapter.calls]
+    assert kinds == ["prepare", "generate", "generate"]
+    sent = [i for kind, ids in adapter.calls[1:] for i in ids]
+    assert adapter.calls[0][1] == sent == [r.id for r in asking.generation_order(requests) if r.id != "q3"]

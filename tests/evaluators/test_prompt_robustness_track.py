@@ -564,6 +564,37 @@ def test_the_tool_reference_reads_every_template_and_abstains_elsewhere(tmp_path
                     assert rows[(task, rep, t, "accuracy")] == 1.0, (task, rep, t)
 
 
+def test_the_tool_reference_starts_opsin_once_per_run_and_answers_as_chunk_by_chunk(
+    tmp_path, monkeypatch, tools
+) -> None:
+    """Issue 36: the run's names are parsed in one OPSIN process (``prepare``), not one per chunk of
+    questions — 150 Java starts, 295 s, on pubchem-names — and every answer is the same."""
+    import evaluators.asking as asking
+    from evaluators.adapters import GenerativeAdapter
+
+    monkeypatch.setattr(asking, "CHUNK", 16)
+    inner, starts = tools._names_to_mols, []
+
+    def counted(names):
+        starts.extend([len(names)] if names else [])
+        return inner(names)
+
+    monkeypatch.setattr(tools, "_names_to_mols", counted)
+    files = {}
+    for how in ("prepared", "chunk by chunk"):
+        if how == "chunk by chunk":  # the base class's prepare: nothing before the chunks
+            monkeypatch.setattr(tools.ToolAnswerer, "prepare", GenerativeAdapter.prepare)
+        starts.clear()
+        out = tmp_path / how.replace(" ", "-")
+        out.mkdir()
+        view = TRACK.container_dataset(MOLECULES)
+        TRACK.run(tools.ToolAnswerer(None), view, out_dir=out, log=lambda _: None)
+        files[how] = ((out / "completions.jsonl").read_bytes(), list(starts))
+    (prepared, once), (chunked, each) = files["prepared"], files["chunk by chunk"]
+    assert prepared == chunked and prepared.count(b"\n") > 16
+    assert len(once) == 1 and len(each) > 1, (once, each)
+
+
 def test_a_number_outside_the_plausible_range_is_invalid_and_charged(tmp_path, monkeypatch) -> None:
     """Issue 28: 1e14 g/mol was an answer (MAEs of 6·10¹⁴); now it is invalid, with a bounded charge."""
 

@@ -2,8 +2,9 @@
 
 ``test_default_budget_is_printed`` prints the worst case under the default limits.
 ``test_a_hostile_run_stays_within_its_budget`` runs one snippet that does everything at once — fills
-``/out`` to just short of its cap, floods stdout and stderr, holds memory, never ends — and measures the job folder's
-host disk, the orchestrator's memory and the wall time against the budget of its (small) limits.
+``/out`` to just short of its cap, floods stdout and stderr, holds memory, never ends — and measures the
+job folder's host disk, the orchestrator's memory and the wall time against the budget of its (small)
+limits.
 ``test_parsing_a_hostile_result_json`` measures the memory factor the budget assumes for ``result.json``.
 """
 
