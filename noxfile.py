@@ -53,13 +53,10 @@ def tests(session: nox.Session) -> None:
     install(session)
     session.run("ruff", "check", ".")
     # The 25 slowest tests are printed at the end of every run: where CI's time goes (issue 36). The suite
-    # runs in one pytest-xdist worker more than there are cores: each module whole in one worker, and every
-    # module that touches the Docker engine or the cluster's services in the same one (the groups:
-    # tests/conftest.py). Much of a worker's time is spent waiting (containers starting, Slurm polling, a
-    # browser, MLflow's server): on 2 cores, 3 workers took the suite from 36 to 29 minutes.
-    workers = str(len(os.sched_getaffinity(0)) + 1)
+    # runs on every core (pytest-xdist): each module whole in one worker, and every module that touches
+    # the Docker engine or the cluster's services in the same one (the groups: tests/conftest.py).
     session.run("pytest", *(session.posargs or ["tests", "evaluators", "leaderboard", "--doctest-modules",
-                                                "--durations=25", "-n", workers, "--dist", "loadscope"]),
+                                                "--durations=25", "-n", "auto", "--dist", "loadscope"]),
                 env=_env())  # fmt: skip
 
 

@@ -173,7 +173,7 @@ def sandbox_image(docker_client, tmp_path_factory) -> str:
     return tag
 
 
-# --- Workers (pytest-xdist; ``nox -s tests`` runs ``-n <cores + 1> --dist loadscope``). Each test module runs
+# --- Two workers (pytest-xdist; ``nox -s tests`` runs ``-n auto --dist loadscope``). Each test module runs
 # whole in one worker, so its module fixtures are built once. What is shared engine-wide rather than per
 # process — the Docker engine's containers and images (tests assert "no container left" across the
 # engine, remove images by tag), the cluster's services on fixed ports and their shutdown at the end of a

@@ -1,9 +1,9 @@
-"""The suite's workers (issue 36, part 6): what is shared engine-wide stays in one worker.
+"""The suite's two workers (issue 36, part 6): what is shared engine-wide stays in one worker.
 
-``nox -s tests`` runs the suite with pytest-xdist (``-n <cores + 1> --dist loadscope``);
-``tests/conftest.py`` lists the modules that share the Docker engine, the cluster's services or a costly
-session build (``GROUPS``), its scheduler hands each group to one worker as one unit, and collection checks
-the list against what every module's tests use.
+``nox -s tests`` runs the suite with pytest-xdist (``-n auto --dist loadscope``); ``tests/conftest.py`` lists
+the modules that share the Docker engine, the cluster's services or a costly session build (``GROUPS``),
+its scheduler hands each group to one worker as one unit, and collection checks the list against what
+every module's tests use.
 """
 
 from __future__ import annotations
