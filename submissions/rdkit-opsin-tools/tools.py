@@ -285,6 +285,11 @@ def _names(parsed: list[tuple], blinded: list[tuple | None]) -> list[str]:
 class ToolAnswerer(GenerativeAdapter):
     """Answers with exact tools where one exists; abstains (empty answer) elsewhere."""
 
+    def __init__(self, config) -> None:
+        super().__init__(config)
+        self._by_prompt: dict[str, tuple] = {}  # each question read once (prepare, then generate)
+        self._by_name: dict[str, Chem.Mol | None] = {}  # each name parsed by OPSIN once
+
     def prepare(self, requests):  # noqa: D102
         # Every name of the run in one OPSIN process: a Java start costs 1-3 s, and the run's questions
         # come a chunk of 256 at a time (150 chunks on pubchem-names: 150 starts without this).
@@ -293,7 +298,7 @@ class ToolAnswerer(GenerativeAdapter):
 
     def _parsed(self, requests) -> tuple[list[tuple], list[tuple | None]]:
         """Each question read (:func:`_parse_full`, :func:`_parse_t5`), once per prompt text."""
-        cache = self.__dict__.setdefault("_by_prompt", {})
+        cache = self._by_prompt
         for request in requests:
             if request.prompt not in cache:
                 cache[request.prompt] = (_parse_full(request.prompt), _parse_t5(request.prompt))
@@ -301,7 +306,7 @@ class ToolAnswerer(GenerativeAdapter):
 
     def _molecules(self, names: list[str]) -> dict[str, Chem.Mol | None]:
         """The molecule of each name; OPSIN runs once, for the names this adapter has not parsed before."""
-        cache = self.__dict__.setdefault("_by_name", {})
+        cache = self._by_name
         todo = [n for n in names if n not in cache]
         cache.update(zip(todo, _names_to_mols(todo), strict=True))
         return {n: cache[n] for n in names}

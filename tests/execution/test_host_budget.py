@@ -142,7 +142,8 @@ def test_a_hostile_run_stays_within_its_budget(docker_client, sandbox_image, tmp
         for kind, item, value, bound in measured:
             print(f"{kind:<7} {value:>12} measured, at most {bound:>10}  {item}")
     assert outcome.status == "timeout", outcome
-    assert peak["disk"] <= LIMITS.out_cap_bytes + 2 * MIB
+    # The snippet filled /out close to its cap (48 MiB of the 64 MiB image measured), not just stopped early.
+    assert LIMITS.out_cap_bytes // 2 <= peak["disk"] <= LIMITS.out_cap_bytes + 2 * MIB
     assert peak["rss"] < 64 * MIB
     assert wall <= LIMITS.timeout_s + STOP_GRACE_S + DRAIN_S + 1 + 5
 
