@@ -272,3 +272,33 @@ def test_near_identical_embeddings_are_settled_in_bounded_chunks(distance, monke
         assert sum(gathered) > 150 * 150 * 8 * 24  # the band held (nearly) every pair
         if budget < 10**12:
             assert max(gathered[1:]) <= max(budget, 2 * 8 * 24)  # one chunk at a time (after the true pairs)
+
+
+def test_every_distance_comes_from_one_product_per_block(monkeypatch):
+    """L2, cosine and inner product are read off one float32 product per block (cosine divided by the
+    norms), not one product per family: the ranks are the brute-force ones, zero vectors and ties included,
+    and the product runs once per block of queries."""
+    from evaluators.tracks.amore import retrieval
+
+    rng = np.random.default_rng(11)
+    q = rng.integers(-2, 3, size=(60, 8)).astype(np.float64)  # integer vectors: exact ties everywhere
+    g = rng.integers(-2, 3, size=(60, 8)).astype(np.float64)
+    q[::7] = 0.0  # no direction: cosine distance 1 to everything
+    calls: list[int] = []
+    real = retrieval._product
+
+    def counting(a, b):
+        calls.append(len(a))
+        return real(a, b)
+
+    monkeypatch.setattr(retrieval, "_product", counting)
+    block = 4 * 60 * (3 + len(DISTANCES)) * 20  # 20 queries a block
+    many = retrieval.bidirectional_ranks_many(q, g, distances=DISTANCES, block_bytes=block)
+    assert calls == [20, 20, 20]
+    for distance in DISTANCES:
+        ranks, ties = brute_force_ranks(q, g, distance)
+        np.testing.assert_array_equal(many[distance].forward, ranks)
+        np.testing.assert_array_equal(many[distance].forward_ties, ties)
+        reverse, reverse_ties = brute_force_ranks(g, q, distance)
+        np.testing.assert_array_equal(many[distance].reverse, reverse)
+        np.testing.assert_array_equal(many[distance].reverse_ties, reverse_ties)

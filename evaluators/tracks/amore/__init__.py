@@ -9,8 +9,8 @@ identical to its original reuses that embedding. All layers the adapter returns 
 Pairs whose augmentation failed the identity check are excluded and counted; identical pairs are kept in
 the ``all`` subset (comparable with the paper) and left out of ``non_trivial`` (the headline). The gallery
 is the same for both subsets — only the queries scored differ. Distances: exact ``l2``, ``cosine`` and
-``inner_product`` (one blocked product per layer and distance serves both directions), plus the approximate
-FAISS ``hnsw`` index on the last layer, original → augmented only (the paper's Table 6).
+``inner_product`` (one blocked product per layer serves every distance and both directions), plus the
+approximate FAISS ``hnsw`` index on the last layer, original → augmented only (the paper's Table 6).
 
 Artifacts: ``ranks.csv.gz`` (per-molecule ranks, last layer, every distance and direction, with the
 original and the augmented string of each pair, so the site shows exactly what the model saw),

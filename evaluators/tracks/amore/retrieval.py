@@ -119,11 +119,19 @@ def _resolve(qi, gj, owner, q64, g64, norms, true, distance, less, equal) -> Non
 class _Counter:
     """Rank counts of one distance in both directions, fed one block of float32 distances at a time."""
 
-    def __init__(self, q64: np.ndarray, g64: np.ndarray, distance: Distance) -> None:
+    def __init__(
+        self,
+        q64: np.ndarray,
+        g64: np.ndarray,
+        distance: Distance,
+        *,
+        squares: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.q64, self.g64, self.distance = q64, g64, distance
         n = len(q64)
-        q_sq = np.einsum("ij,ij->i", q64, q64)
-        g_sq = np.einsum("ij,ij->i", g64, g64)
+        if squares is None:
+            squares = np.einsum("ij,ij->i", q64, q64), np.einsum("ij,ij->i", g64, g64)
+        q_sq, g_sq = squares
         self.true = _exact(q64, g64, distance)
         # Per-query scale of the terms the float32 product rounds: the band in which comparisons are
         # recomputed exactly. Wide is safe (only slower); too narrow would be wrong.
@@ -191,8 +199,8 @@ def bidirectional_ranks_many(
 ) -> dict[Distance, BidirectionalRanks]:
     """Exact ranks of the true matches in both directions for several distances, with the half-tie rule.
 
-    ``l2`` and ``inner_product`` share one matrix product (the squared L2 distance is
-    ``|q|² + |g|² − 2 q·g``); ``cosine`` needs one more, on unit vectors.
+    Every distance comes from one matrix product: the squared L2 distance is ``|q|² + |g|² − 2 q·g``,
+    the cosine distance ``1 − q·g / (|q| |g|)``.
 
     Parameters
     ----------
@@ -215,34 +223,40 @@ def bidirectional_ranks_many(
     """
     for distance in distances:
         _check(queries, gallery, distance)
-    raw = (np.asarray(queries, dtype=np.float64), np.asarray(gallery, dtype=np.float64))
-    groups = [(raw, [d for d in distances if d != "cosine"])]
-    if "cosine" in distances:
-        groups.append(((_unit(raw[0]), _unit(raw[1])), ["cosine"]))
-    out: dict[Distance, BidirectionalRanks] = {}
-    n = len(raw[0])
-    for (q64, g64), group in groups:
-        if not group:
-            continue
-        counters = {d: _Counter(q64, g64, d) for d in group}
-        q32, g32 = q64.astype(np.float32), g64.astype(np.float32)
-        q_sq32 = np.einsum("ij,ij->i", q64, q64).astype(np.float32)
-        g_sq32 = np.einsum("ij,ij->i", g64, g64).astype(np.float32)
-        block = max(1, min(n, block_bytes // max(1, 4 * n * (3 + len(group)))))
-        for start in range(0, n, block):
-            stop = min(n, start + block)
-            dots = _product(q32[start:stop], g32)
-            for distance, counter in counters.items():
-                if distance == "l2":
-                    d = dots * -2.0
-                    d += q_sq32[start:stop, None]
-                    d += g_sq32[None, :]
-                elif distance == "cosine":
-                    d = 1.0 - dots
-                else:
-                    d = -dots
-                counter.add(d, start)
-        out.update({d: c.result() for d, c in counters.items()})
+    q64, g64 = np.asarray(queries, dtype=np.float64), np.asarray(gallery, dtype=np.float64)
+    n = len(q64)
+    q_sq, g_sq = np.einsum("ij,ij->i", q64, q64), np.einsum("ij,ij->i", g64, g64)
+    # Cosine's exact recomputation runs on unit vectors; its float32 distances come from the same product
+    # as the others (below): dividing a float32 dot product by the two norms errs by the same few ulps of
+    # the scale as a product of float32 unit vectors, far inside the band that is recomputed exactly.
+    unit = (_unit(q64), _unit(g64)) if "cosine" in distances else None
+    counters = {
+        d: _Counter(*unit, d) if d == "cosine" else _Counter(q64, g64, d, squares=(q_sq, g_sq))
+        for d in distances
+    }
+    q32, g32 = q64.astype(np.float32), g64.astype(np.float32)
+    q_sq32, g_sq32 = q_sq.astype(np.float32), g_sq.astype(np.float32)
+    if unit is not None:
+        inv_q = np.divide(1.0, np.sqrt(q_sq), out=np.zeros(n), where=q_sq > 0).astype(np.float32)
+        inv_g = np.divide(1.0, np.sqrt(g_sq), out=np.zeros(n), where=g_sq > 0).astype(np.float32)
+    block = max(1, min(n, block_bytes // max(1, 4 * n * (3 + len(distances)))))
+    for start in range(0, n, block):
+        stop = min(n, start + block)
+        dots = _product(q32[start:stop], g32)
+        for distance, counter in counters.items():
+            if distance == "l2":
+                d = dots * -2.0
+                d += q_sq32[start:stop, None]
+                d += g_sq32[None, :]
+            elif distance == "cosine":
+                # A zero vector has no direction: its inverse norm is 0, its cosine distance 1 to everything.
+                d = dots * inv_q[start:stop, None]
+                d *= inv_g[None, :]
+                np.subtract(1.0, d, out=d)
+            else:
+                d = -dots
+            counter.add(d, start)
+    out = {d: c.result() for d, c in counters.items()}
     return {d: out[d] for d in distances}
 
 
