@@ -212,3 +212,34 @@ def test_workers_never_exceed_the_quota(monkeypatch):
     monkeypatch.setattr(pairs_module, "cgroup_cpus", lambda: 2)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(16)), raising=False)
     assert pairs_module.available_cpus() == 2
+
+
+def test_the_approximate_index_runs_beside_the_exact_ranks_with_the_same_ranks(
+    molecules, tmp_path, monkeypatch
+):
+    """HNSW is built on a worker thread while the exact ranks of the layers are computed, and its ranks
+    are those of :func:`hnsw_ranks` called directly on the same vectors, augmentation by augmentation."""
+    import evaluators.tracks.amore as amore
+    from evaluators.tracks.amore.retrieval import hnsw_ranks
+
+    threads: list[str] = []
+    inputs: list[tuple[np.ndarray, np.ndarray]] = []
+    real = amore.hnsw_ranks
+
+    def recording(queries, gallery, **kwargs):
+        threads.append(threading.current_thread().name)
+        inputs.append((queries.copy(), gallery.copy()))
+        return real(queries, gallery, **kwargs)
+
+    monkeypatch.setattr(amore, "hnsw_ranks", recording)
+    dataset = LoadedDataset(molecules[:60], [])
+    result = AmoreTrack(TrackOptions(distances=("l2", "hnsw"))).run(
+        _CopiedTop(ModelConfig(adapter="test")), dataset, out_dir=tmp_path, log=lambda _m: None
+    )
+    ranked = [name for name, c in result["counts"]["per_augmentation"].items() if c["n_pairs"] >= 2]
+    assert len(threads) == len(ranked) and all(t.startswith("amore-hnsw") for t in threads)
+    table = np.load(tmp_path / "ranks_all_layers.npz")
+    for name, (queries, gallery) in zip(ranked, inputs, strict=True):
+        np.testing.assert_array_equal(
+            table[f"{name}|last|hnsw|original_to_augmented"], hnsw_ranks(queries, gallery).astype(np.float32)
+        )

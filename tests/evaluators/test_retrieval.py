@@ -302,3 +302,19 @@ def test_every_distance_comes_from_one_product_per_block(monkeypatch):
         reverse, reverse_ties = brute_force_ranks(g, q, distance)
         np.testing.assert_array_equal(many[distance].reverse, reverse)
         np.testing.assert_array_equal(many[distance].reverse_ties, reverse_ties)
+
+
+def test_hnsw_ranks_do_not_depend_on_the_search_threads():
+    """The search may run on one thread beside other work: each query is searched alone, so the ranks are
+    the same, and the caller's OpenMP thread count is left as it was."""
+    from evaluators.tracks.amore.retrieval import hnsw_ranks
+
+    rng = np.random.default_rng(5)
+    q = rng.normal(size=(400, 16)).astype(np.float32)
+    g = q + 1.5 * rng.normal(size=(400, 16)).astype(np.float32)
+    before = faiss.omp_get_max_threads()
+    default = hnsw_ranks(q, g, k=20)
+    single = hnsw_ranks(q, g, k=20, search_threads=1)
+    assert faiss.omp_get_max_threads() == before
+    np.testing.assert_array_equal(single, default)
+    assert np.isinf(default).any() and (default == 1).any()  # some misses, some hits: a real comparison

@@ -345,7 +345,13 @@ def retrieval_ranks_and_ties(
 
 
 def hnsw_ranks(
-    queries: np.ndarray, gallery: np.ndarray, *, k: int = 100, m: int = 32, ef_search: int = 128
+    queries: np.ndarray,
+    gallery: np.ndarray,
+    *,
+    k: int = 100,
+    m: int = 32,
+    ef_search: int = 128,
+    search_threads: int | None = None,
 ) -> np.ndarray:
     """Ranks from an approximate FAISS HNSW index over L2 (the paper's Table 6 "HNSW" row).
 
@@ -361,6 +367,9 @@ def hnsw_ranks(
         Neighbours retrieved per query (capped at n).
     m, ef_search : int
         HNSW graph degree and search breadth.
+    search_threads : int, optional
+        OpenMP threads of the search (default: FAISS's). Each query is searched alone, so the ranks are
+        the same for any number; one leaves the other cores to work running beside it.
     """
     import faiss
 
@@ -372,13 +381,15 @@ def hnsw_ranks(
     index.hnsw.efSearch = max(ef_search, k)
     # Parallel insertion makes the graph depend on thread timing; one thread keeps it reproducible
     # (HNSW's level generator has a fixed seed).
+    # OpenMP's thread count is per calling thread: setting it here leaves the caller's other threads alone.
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)
     try:
         index.add(g)
+        faiss.omp_set_num_threads(search_threads or threads)
+        _, found = index.search(q, min(k, n))
     finally:
         faiss.omp_set_num_threads(threads)
-    _, found = index.search(q, min(k, n))
     hits = found == np.arange(n)[:, None]
     ranks = np.full(n, np.inf)
     rows, cols = np.nonzero(hits)
