@@ -112,10 +112,11 @@ class Augmentation(ABC):
             augmented = self.transform(smiles, self.rng(example_id))
         except Exception as exc:  # noqa: BLE001 - RDKit raises many types; the pair is reported, not lost
             return AugmentedPair(example_id, smiles, None, "excluded", f"{type(exc).__name__}: {exc}")
+        if augmented == smiles:  # the original string again: the same molecule, nothing to check
+            return AugmentedPair(example_id, smiles, augmented, "identical")
         if canonical_smiles(augmented) != reference:
             return AugmentedPair(example_id, smiles, augmented, "excluded", "identity check failed")
-        status: PairStatus = "identical" if augmented == smiles else "changed"
-        return AugmentedPair(example_id, smiles, augmented, status)
+        return AugmentedPair(example_id, smiles, augmented, "changed")
 
 
 def get_augmentation(name: str, seed: int = 0) -> Augmentation:
