@@ -198,7 +198,10 @@ def read_batch(
     ['CCO', None]
     """
     if kind not in ("name", "names"):
-        return [read(kind, t, task=task) for t in texts]
+        # Completions repeat (a model's favourite answer, a refusal): each distinct text is read once, and
+        # a Reading is immutable, so the repeats share it.
+        readings = {t: read(kind, t, task=task) for t in dict.fromkeys(texts)}
+        return [readings[t] for t in texts]
     if names_to_smiles is None:
         from evaluators.answers.opsin import names_to_smiles
     if kind == "names":
