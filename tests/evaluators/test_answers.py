@@ -125,3 +125,19 @@ def test_names_are_parsed_in_one_batch_and_missing_stays_missing() -> None:
 def test_unknown_kind_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown answer kind 'colour'"):
         normalise("colour", ["red"])
+
+
+@pytest.mark.parametrize(
+    ("kind", "task", "texts"),
+    [
+        ("smiles", None, ["CCO", "Answer: OCC", "CCO", "", "I cannot answer.", "OCC", "CCO", "c1ccccc1"]),
+        ("label", "lipinski", ["Yes", "No violations.", "Yes", "3 violations", "Yes", ""]),
+        ("number", None, ["-3.2 kcal/mol", "ΔG = –3.2", "-3.2 kcal/mol", "none", "1e3"]),
+        ("formula", None, ["CH3CH2OH", "C2H6O", "CH3CH2OH", "H2O"]),
+    ],
+)
+def test_a_batch_reads_each_text_as_it_is_read_alone(kind, task, texts):
+    """Repeated completions are read once per batch: every position still gets its own text's reading."""
+    from evaluators.answers import read, read_batch
+
+    assert read_batch(kind, texts, task=task) == [read(kind, t, task=task) for t in texts]
