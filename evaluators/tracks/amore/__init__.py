@@ -94,6 +94,14 @@ def same_layers(layers: dict[str, np.ndarray]) -> dict[str, str]:
     return out
 
 
+def _chosen(plist: list, strings: dict[str, int]) -> tuple[list, np.ndarray, np.ndarray]:
+    """Return the pairs scored (identity check passed) and the rows of their two strings."""
+    kept = [p for p in plist if p.status != "excluded"]
+    q_idx = np.array([strings[p.original] for p in kept], dtype=np.int64)
+    g_idx = np.array([strings[p.augmented] for p in kept], dtype=np.int64)
+    return kept, q_idx, g_idx
+
+
 @TRACKS.register("amore")
 class AmoreTrack(Track):
     """AMORE retrieval accuracy of original ↔ augmented SMILES embeddings."""
@@ -243,19 +251,19 @@ class AmoreTrack(Track):
         twins = same_layers(embedded.layers)
         # The approximate index is built on one core beside the exact ranks of the layers: FAISS works
         # without the GIL, and its single-threaded build and per-query search give the same ranks.
+        # Each augmentation's scored pairs and their rows in the embeddings, for both kinds of retrieval.
+        chosen = {name: _chosen(plist, strings) for name, plist in pairs.items()}
         with ThreadPoolExecutor(1, thread_name_prefix="amore-hnsw") as approximate:
-            hnsw = self._submit_hnsw(approximate, pairs, strings, embedded.layers)
+            hnsw = self._submit_hnsw(approximate, chosen, embedded.layers)
             for number, (name, plist) in enumerate(pairs.items()):
                 progress("retrieval", number, len(pairs))
-                kept = [p for p in plist if p.status != "excluded"]
+                kept, q_idx, g_idx = chosen[name]
                 excluded += [
                     {"id": p.id, "augmentation": name, "reason": p.reason}
                     for p in plist
                     if p.status == "excluded"
                 ]
                 non_trivial = np.array([p.status == "changed" for p in kept], dtype=bool)
-                q_idx = np.array([strings[p.original] for p in kept], dtype=np.int64)
-                g_idx = np.array([strings[p.augmented] for p in kept], dtype=np.int64)
                 truncated = embedded.truncated
                 counts[name] = {
                     "n_pairs": len(kept),
@@ -368,24 +376,17 @@ class AmoreTrack(Track):
         }
 
     def _submit_hnsw(
-        self,
-        pool: ThreadPoolExecutor,
-        pairs: dict[str, list],
-        strings: dict[str, int],
-        layers: dict[str, np.ndarray],
+        self, pool: ThreadPoolExecutor, chosen: dict[str, tuple], layers: dict[str, np.ndarray]
     ) -> dict[str, Future]:
         """Queue the approximate index of every augmentation with two pairs or more (last layer)."""
         if "hnsw" not in self.options.distances:
             return {}
-        futures: dict[str, Future] = {}
-        for name, plist in pairs.items():
-            kept = [p for p in plist if p.status != "excluded"]
-            if len(kept) >= 2:
-                q_idx = np.array([strings[p.original] for p in kept], dtype=np.int64)
-                g_idx = np.array([strings[p.augmented] for p in kept], dtype=np.int64)
-                last = layers["last"]
-                futures[name] = pool.submit(hnsw_ranks, last[q_idx], last[g_idx], search_threads=1)
-        return futures
+        last = layers["last"]
+        return {
+            name: pool.submit(hnsw_ranks, last[q_idx], last[g_idx], search_threads=1)
+            for name, (kept, q_idx, g_idx) in chosen.items()
+            if len(kept) >= 2
+        }
 
     def _score(
         self,
