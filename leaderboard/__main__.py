@@ -362,8 +362,9 @@ def _evaluate(args: argparse.Namespace) -> int:
     from evaluators.datasets import DEFAULT_DATASETS
     from evaluators.tracks import TrackOptions
     from leaderboard.execution.endpoint_spend import Spend
-    from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator
+    from leaderboard.execution.evaluate import Evaluator
     from leaderboard.execution.images import DEFAULT_BASE_IMAGE
+    from leaderboard.execution.locks import EvaluationLockedError
     from leaderboard.execution.sandbox import SandboxLimits
 
     state_dir = Path(args.state_dir)

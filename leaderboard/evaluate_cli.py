@@ -63,7 +63,7 @@ def add_evaluate_parser(subparsers) -> argparse.ArgumentParser:
         "--executor",
         choices=EXECUTORS.names(),
         default="local",
-        help="what runs the jobs: local (here, one after another) or slurm (one Slurm job each; needs "
+        help="what runs the jobs: local (here, --jobs at a time) or slurm (one Slurm job each; needs "
         "MLFLOW_TRACKING_URI=http://… — README: 'Running on a cluster')",
     )
     for name in EXECUTORS.names():

@@ -73,6 +73,7 @@ from leaderboard.execution.sandbox import (
     keep_tail,
     last_line,
     out_over_limit,
+    thread_env,
 )
 
 __all__ = [
@@ -240,6 +241,8 @@ class DockerRunner:
     """
 
     name = "docker"
+    #: Runs are isolated containers with limits of their own: the local executor may run several at once.
+    side_by_side = True
 
     def __init__(
         self,
@@ -351,7 +354,7 @@ class DockerRunner:
                 bind("/models", models_dir, True),
                 bind("/out", out_dir, False),
             ],
-            "environment": dict(CONTAINER_ENV),
+            "environment": {**CONTAINER_ENV, **thread_env(limits)},
             "working_dir": "/tmp",
             "log_config": docker.types.LogConfig(
                 type="json-file", config={"max-size": "20m", "max-file": "1"}

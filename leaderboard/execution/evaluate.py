@@ -16,11 +16,10 @@ runs it left RUNNING are marked FAILED when their key is evaluated again.
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -44,7 +43,9 @@ from leaderboard.execution.job_inputs import (
     job_inputs,
 )
 from leaderboard.execution.limits import ScoringLimitError, ScoringLimits, call_limited
+from leaderboard.execution.locks import evaluation_lock, file_lock
 from leaderboard.execution.outfs import unmount_below
+from leaderboard.execution.parallel import run_jobs
 from leaderboard.execution.phases import Phases
 from leaderboard.execution.progress import ProgressDisplay
 from leaderboard.execution.results import ResultError, ignored_outputs, read_result
@@ -56,10 +57,6 @@ from leaderboard.settings import Settings
 from leaderboard.store import ResultStore, run_key
 
 Log = Callable[[str], None]
-
-
-class EvaluationLockedError(RuntimeError):
-    """Another evaluation holds the state folder's lock."""
 
 
 @dataclass
@@ -111,32 +108,6 @@ class Summary:
                 f"(re-run without {self.preview} to publish)"
             )
         return line
-
-
-@contextmanager
-def evaluation_lock(state_dir: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the state folder so two evaluations never write the store at once."""
-    state_dir.mkdir(parents=True, exist_ok=True)
-    with open(state_dir / "evaluate.lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise EvaluationLockedError(
-                f"another evaluation is running on {state_dir} (lock {state_dir / 'evaluate.lock'}); "
-                "wait for it to finish, then run again"
-            ) from None
-        handle.write(str(os.getpid()))
-        handle.flush()
-        yield
-
-
-@contextmanager
-def file_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive ``flock`` on ``path`` (created), waiting for it: one writer at a time."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
 
 
 def _build_cause(exc: ImageBuildError) -> str:
@@ -230,6 +201,8 @@ class Evaluator:
     only_tracks : tuple of str
         Run only these tracks (``evaluate --track``: a track whose definition changed is rerun without
         touching the others, whose results stay as stored); empty: every track a submission selects.
+    jobs : int
+        Docker jobs run at once (:mod:`leaderboard.execution.parallel`); 1: one after another.
     """
 
     repo_root: Path
@@ -251,6 +224,7 @@ class Evaluator:
     extra_tags: dict[str, str] = field(default_factory=dict)
     work_root: Path | None = None
     only_tracks: tuple[str, ...] = ()
+    jobs: int = 1
 
     def __post_init__(self) -> None:
         if self.settings is None:
@@ -271,6 +245,9 @@ class Evaluator:
         self.commit = git_commit(self.repo_root)
         self._base: str | None = None
         self.phases = Phases()
+        # Jobs side by side share data sets, weights, images, the store and the job folders: each prepares
+        # under this lock, so only the runs and their scoring overlap.
+        self._prep = threading.RLock()
 
     def resolved_base_image(self) -> str:
         """Return the base image actually used (the configured one, or the registry-free fallback)."""
@@ -328,7 +305,7 @@ class Evaluator:
         return jobs
 
     def run(self, submission_ids: list[str] | None, datasets: list[str]) -> Summary:
-        """Evaluate the chosen submissions (all when ``None``) on ``datasets`` here, one job after another."""
+        """Evaluate the chosen submissions (all when ``None``) on ``datasets`` here, ``jobs`` at a time."""
         started = time.perf_counter()
         summary = Summary(runner=self.runner_name, preview=self.options.preview(), phases=self.phases)
         jobs = self.plan(submission_ids, datasets, summary)
@@ -340,8 +317,7 @@ class Evaluator:
             if mounts:
                 self.log(f"unmounted {mounts} output filesystem(s) left by an evaluation that was killed")
             with questions_reused():  # every model is asked the same questions: built once, not per job
-                for number, job in enumerate(jobs, 1):
-                    self.attempt(job, f"[{number}/{len(jobs)}] {job.label}", summary)
+                run_jobs(self, jobs, summary, workers=self.jobs)
         summary.seconds = time.perf_counter() - started
         return summary
 
@@ -435,8 +411,20 @@ class Evaluator:
         }
         return ResultKey(run_key(key_fields), key_fields, data_root, data_hash, version, spec)
 
+    @contextmanager
+    def _exclusive(self, label: str) -> Iterator[None]:
+        """Hold the preparation lock; time a wait for it (another job preparing) as its own phase."""
+        if not self._prep.acquire(blocking=False):
+            with self.phases.timed("waiting", label):
+                self._prep.acquire()
+        try:
+            yield
+        finally:
+            self._prep.release()
+
     def _one(self, sub: Submission, folder: Path, track: str, dataset: str, label: str) -> str:
-        computed = self.result_key(sub, folder, track, dataset)
+        with self._exclusive(label):
+            computed = self.result_key(sub, folder, track, dataset)
         # One writer per key at a time, whichever executor or process: the check for a FINISHED run, the
         # clean-up of interrupted ones and the new run happen under it, so no key gets two FINISHED runs.
         with file_lock(self.state_dir / "locks" / f"{computed.key}.lock"):
@@ -445,7 +433,28 @@ class Evaluator:
     def _one_locked(
         self, sub: Submission, folder: Path, track: str, dataset: str, label: str, computed: ResultKey
     ) -> str:
-        key, key_fields, data_root, spec = computed.key, computed.fields, computed.data_root, computed.spec
+        with self._exclusive(label):
+            prepared = self._prepare(sub, folder, track, dataset, label, computed)
+        if isinstance(prepared, str):
+            return prepared
+        run_id, tag, job, work, runner, weights = prepared
+        try:
+            with self._exclusive(label):
+                job, container_data = data_view(job, work, computed.data_root, computed.data_hash,
+                                                endpoint=computed.spec is None)  # fmt: skip
+                models = job_inputs(work, job, weights)
+            return self._attempt(
+                run_id, label, tag, job, work, models, computed.data_root, container_data, folder, runner
+            )
+        finally:
+            # Succeeded or failed: once the outcome is stored, the job folder and the run's output go.
+            shutil.rmtree(work, ignore_errors=True)
+
+    def _prepare(
+        self, sub: Submission, folder: Path, track: str, dataset: str, label: str, computed: ResultKey
+    ) -> str | tuple[str, str, Job, Path, Runner, Path | None]:
+        """Start a job's run: its weights, image, MLflow run and folder; ``reused`` when the store has it."""
+        key, key_fields, spec = computed.key, computed.fields, computed.spec
         data_hash, version, tag = computed.data_hash, computed.version, computed.fields["image_tag"]
         endpoint = spec is None
         if self.store.find_finished(key) is not None:
@@ -519,15 +528,7 @@ class Evaluator:
             if endpoint
             else self.sandbox
         )
-        try:
-            job, container_data = data_view(job, work, data_root, data_hash, endpoint=endpoint)
-            models = job_inputs(work, job, weights)
-            return self._attempt(
-                run_id, label, tag, job, work, models, data_root, container_data, folder, runner
-            )
-        finally:
-            # Succeeded or failed: once the outcome is stored, the job folder and the run's output go.
-            shutil.rmtree(work, ignore_errors=True)
+        return run_id, tag, job, work, runner, weights
 
     def _attempt(
         self,

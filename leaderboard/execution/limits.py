@@ -21,6 +21,7 @@ import multiprocessing
 import os
 import resource
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -29,9 +30,14 @@ from typing import Any
 
 from leaderboard.text import clip, printable
 
-__all__ = ["ScoringLimitError", "ScoringLimits", "call_limited"]
+__all__ = ["FORK_LOCK", "ScoringLimitError", "ScoringLimits", "call_limited"]
 
 GiB = 1024**3
+
+#: Held while :func:`call_limited` forks. A fork copies every lock as it is at that moment, and a stream's
+#: lock held by another thread mid-write would stay held in the child for ever: threads that write to a
+#: shared stream while jobs run side by side (the local executor's ``--jobs``) write under this lock.
+FORK_LOCK = threading.Lock()
 
 
 class ScoringLimitError(RuntimeError):
@@ -120,7 +126,8 @@ def call_limited(
     parent, child = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(child, limits, fn, args, kwargs), daemon=True)
     started = time.monotonic()
-    process.start()
+    with FORK_LOCK:
+        process.start()
     child.close()
     try:
         ready = parent.poll(limits.wall_s)

@@ -4,11 +4,13 @@ A newcomer's first ``nox -s evaluate`` builds an environment, a base image, a wh
 submission and the data sets before any model runs (issue 36); the summary says which of these cost what, so
 the largest is the one cut next. Phases nest (a job prepares its data set and may build its image): each
 phase is charged its own time only, without the phases inside it, so the rows add up to the wall time
-they cover and nothing is counted twice.
+they cover and nothing is counted twice. Jobs may run side by side on threads (the local executor's
+``--jobs``): each thread nests its own phases, and then the rows add up to more than the wall time.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,7 +21,7 @@ __all__ = ["KINDS", "Phase", "Phases"]
 #: The kinds of phase, in the order a first run meets them.
 KINDS = (
     "environment", "base image", "wheelhouse", "runtime image", "image build",
-    "data set", "weights", "job", "site",
+    "data set", "weights", "job", "waiting", "site",
 )  # fmt: skip
 
 
@@ -49,31 +51,35 @@ class Phases:
 
     now: Callable[[], float] = time.perf_counter
     phases: list[Phase] = field(default_factory=list)
-    _inner: list[float] = field(default_factory=list)  # seconds of the phases inside each open phase
+    # Per thread: the seconds of the phases inside each of its open phases.
+    _open: threading.local = field(default_factory=threading.local, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     @contextmanager
     def timed(self, kind: str, label: str = "") -> Iterator[None]:
         """Time the block as one phase of ``kind`` (one of :data:`KINDS`) about ``label``."""
         if kind not in KINDS:
             raise ValueError(f"unknown phase kind {kind!r}; one of {', '.join(KINDS)}")
+        stack = self._open.__dict__.setdefault("stack", [])
         started = self.now()
-        self._inner.append(0.0)
+        stack.append(0.0)
         try:
             yield
         finally:
             spent = self.now() - started
-            inner = self._inner.pop()
-            if self._inner:
-                self._inner[-1] += spent
+            inner = stack.pop()
+            if stack:
+                stack[-1] += spent
             self.add(kind, label, spent - inner)
 
     def add(self, kind: str, label: str, seconds: float) -> None:
         """Record a phase timed elsewhere (the environment, installed by ``nox`` before Python starts)."""
-        for phase in self.phases:  # the same data set prepared for several jobs: one row, summed
-            if (phase.kind, phase.label) == (kind, label):
-                phase.seconds += seconds
-                return
-        self.phases.append(Phase(kind, label, seconds))
+        with self._lock:
+            for phase in self.phases:  # the same data set prepared for several jobs: one row, summed
+                if (phase.kind, phase.label) == (kind, label):
+                    phase.seconds += seconds
+                    return
+            self.phases.append(Phase(kind, label, seconds))
 
     def total(self) -> float:
         """Seconds of all phases together."""

@@ -54,6 +54,7 @@ __all__ = [
     "RunOutcome",
     "Runner",
     "SandboxLimits",
+    "THREAD_VARIABLES",
     "check_inputs",
     "decode_tail",
     "hardware_info",
@@ -64,6 +65,7 @@ __all__ = [
     "out_over_limit",
     "out_usage",
     "printable",
+    "thread_env",
 ]
 
 SANDBOX_UID = 10001
@@ -82,7 +84,7 @@ CONTAINER_ENV: dict[str, str] = {
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
 }
-"""The complete environment given to a container on top of the image's own ``ENV``; never the host's."""
+"""The fixed environment given to a container on top of the image's own ``ENV``; never the host's."""
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 """The repository root holding ``evaluators/``."""
@@ -153,6 +155,10 @@ class SandboxLimits(BaseModel):
     out_max_files : int
         At most this many files and folders may be created under ``/out`` (its filesystem has about as many
         inodes); the run is killed beyond it.
+    threads : int, optional
+        Threads the model's libraries start (``OMP_NUM_THREADS`` and its kin, :func:`thread_env`); ``None``:
+        the CPU quota rounded down. A container sees every core of the host, and torch would start one
+        thread per core however small its quota; the local executor lowers it when it runs jobs side by side.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -166,6 +172,29 @@ class SandboxLimits(BaseModel):
     output_cap_bytes: int = Field(default=256 * 1024, ge=1024)
     out_cap_bytes: int = Field(default=4 * 1024**3, ge=1024**2)
     out_max_files: int = Field(default=1000, ge=1)
+    threads: int | None = Field(default=None, ge=1)
+
+    def thread_count(self) -> int:
+        """Return the threads a run may start: :attr:`threads`, else the CPU quota rounded down (>= 1)."""
+        return self.threads if self.threads is not None else max(1, int(self.cpus))
+
+
+#: The variables that size the thread pools of torch (OpenMP), MKL and OpenBLAS.
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def thread_env(limits: SandboxLimits) -> dict[str, str]:
+    """Return the thread-count variables of a run under ``limits`` (added to :data:`CONTAINER_ENV`).
+
+    Examples
+    --------
+    >>> thread_env(SandboxLimits(cpus=2.0))["OMP_NUM_THREADS"]
+    '2'
+    >>> thread_env(SandboxLimits(cpus=2.0, threads=1))["MKL_NUM_THREADS"]
+    '1'
+    """
+    count = str(limits.thread_count())
+    return {name: count for name in THREAD_VARIABLES}
 
 
 class RunOutcome(BaseModel):
@@ -216,6 +245,9 @@ class Runner(Protocol):
     ----------
     name : str
         ``"docker"``, ``"in-process"`` or ``"endpoint"`` (also ``RunOutcome.runner``).
+    side_by_side : bool, optional
+        Present and true when runs are isolated enough to overlap (``DockerRunner``): the local executor's
+        ``--jobs`` then runs several at once (:mod:`leaderboard.execution.parallel`).
     """
 
     name: str

@@ -134,8 +134,9 @@ class SlurmExecutor:
             If ``sbatch`` or ``squeue`` fails.
         """
         from leaderboard.data.prepare import DataError
-        from leaderboard.execution.evaluate import Summary, evaluation_lock
+        from leaderboard.execution.evaluate import Summary
         from leaderboard.execution.images import ImageBuildError
+        from leaderboard.execution.locks import evaluation_lock
         from leaderboard.execution.weights import WeightsError
 
         uri = evaluator.store.tracking_uri

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from evaluators.schema import Job, ModelConfig, TrackOptions
-from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, evaluation_lock
+from leaderboard.execution.evaluate import Evaluator
+from leaderboard.execution.locks import EvaluationLockedError, evaluation_lock
 from leaderboard.execution.results import ResultError, read_result
 from leaderboard.store import ResultStore
 from tests.execution._amore_expected import assert_matches_reference, headline_acc_at_1

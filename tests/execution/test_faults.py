@@ -39,7 +39,8 @@ from evaluators.datasets import DataFile
 from evaluators.schema import SCHEMA_VERSION, Job, ModelConfig, TrackOptions
 from evaluators.tracks.amore import AmoreTrack
 from leaderboard.data.prepare import DataError, prepare_dataset
-from leaderboard.execution.evaluate import EvaluationLockedError, Evaluator, evaluation_lock
+from leaderboard.execution.evaluate import Evaluator
+from leaderboard.execution.locks import EvaluationLockedError, evaluation_lock
 from leaderboard.execution.results import ResultError, read_result
 from leaderboard.execution.sandbox import SandboxLimits, out_usage, printable
 from leaderboard.store import KEY_TAG, REASON_TAG, ResultStore
