@@ -230,9 +230,10 @@ def test_create_kwargs_hold_the_sandbox(tmp_path):
     assert {t: m["ReadOnly"] for t, m in mounts.items()} == {
         "/job": True, "/data": True, "/models": True, "/out": False,
     }  # fmt: skip
+    # The whole environment, nothing of the host's: the fixed variables and the thread pools' sizes.
     assert set(kwargs["environment"]) == {
         "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_DATASETS_OFFLINE", "HOME", "PYTHONDONTWRITEBYTECODE",
-        "PYTHONUNBUFFERED",
+        "PYTHONUNBUFFERED", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
     }  # fmt: skip
 
 
