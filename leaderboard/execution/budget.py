@@ -24,7 +24,7 @@ from evaluators.tracks import TRACKS
 from leaderboard.execution.docker_runner import DRAIN_S, STOP_GRACE_S
 from leaderboard.execution.outfs import TOOL_TIMEOUT_S, image_inodes
 from leaderboard.execution.results import MAX_DECOMPRESSED_BYTES, MAX_RESULT_BYTES
-from leaderboard.execution.sandbox import SandboxLimits, human_size
+from leaderboard.execution.sandbox import SandboxLimits, docker_bytes, human_size
 
 __all__ = ["Budget", "Cost", "host_budget"]
 
@@ -144,7 +144,7 @@ def host_budget(limits: SandboxLimits, track: str = "amore", *, kernel: bool = T
     cls = TRACKS.get(track)
     artifacts = sorted({s.artifact for s in cls.tables} | set(cls.artifacts))
     gz = [a for a in artifacts if a.endswith(".gz")]
-    memory = _bytes(limits.memory)
+    memory = docker_bytes(limits.memory)
     tail = limits.output_cap_bytes
     costs = [
         Cost("disk", "/out filesystem image (sparse, deleted after the run)",
@@ -188,10 +188,3 @@ def host_budget(limits: SandboxLimits, track: str = "amore", *, kernel: bool = T
 def _table_bytes(artifact: str, max_bytes: int) -> int:
     """Most bytes the table check reads from an artifact: its decompressed cap, or its size cap."""
     return MAX_DECOMPRESSED_BYTES if artifact.endswith(".gz") else max_bytes
-
-
-def _bytes(docker_size: str) -> int:
-    """Bytes of a Docker size (``"6g"``, ``"512m"``, ``"1024"``)."""
-    units = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-    unit = docker_size[-1].lower()
-    return int(docker_size[:-1]) * units[unit] if unit in units else int(docker_size)

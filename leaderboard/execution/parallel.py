@@ -32,11 +32,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
 from leaderboard.execution.limits import FORK_LOCK
-from leaderboard.execution.sandbox import SandboxLimits
+from leaderboard.execution.sandbox import SandboxLimits, docker_bytes
 from leaderboard.intake.endpoints import EndpointModel
 
 __all__ = [
-    "LockedStream", "SerializedStore", "auto_workers", "memory_bytes", "run_jobs", "runs_side_by_side",
+    "LockedStream", "SerializedStore", "auto_workers", "run_jobs", "runs_side_by_side",
     "thread_share",
 ]  # fmt: skip
 
@@ -75,20 +75,6 @@ class Evaluator(Protocol):
 GiB = 1024**3
 #: Memory left to the host beside the jobs' limits when ``auto`` picks the number of jobs.
 HOST_RESERVE_BYTES = 2 * GiB
-_UNITS = {"b": 1, "k": 1024, "m": 1024**2, "g": GiB}
-
-
-def memory_bytes(docker_size: str) -> int:
-    """Return the bytes of a Docker size (``"6g"``, ``"512m"``, ``"1024"``).
-
-    Examples
-    --------
-    >>> memory_bytes("6g"), memory_bytes("512m"), memory_bytes("2048")
-    (6442450944, 536870912, 2048)
-    """
-    text = docker_size.strip().lower()
-    unit = _UNITS.get(text[-1:], 1)
-    return int(text.rstrip("bkmg")) * unit
 
 
 def _host_cpus() -> int:
@@ -128,7 +114,7 @@ def auto_workers(evaluator: Evaluator, *, cpus: int | None = None, memory: int |
         return 1
     cpus = _host_cpus() if cpus is None else cpus
     memory = _host_memory() if memory is None else memory
-    fits = (memory - HOST_RESERVE_BYTES) // memory_bytes(evaluator.limits.memory) if memory else 1
+    fits = (memory - HOST_RESERVE_BYTES) // docker_bytes(evaluator.limits.memory) if memory else 1
     return max(1, min(cpus, int(fits)))
 
 

@@ -57,6 +57,7 @@ __all__ = [
     "THREAD_VARIABLES",
     "check_inputs",
     "decode_tail",
+    "docker_bytes",
     "hardware_info",
     "human_size",
     "keep_tail",
@@ -177,6 +178,19 @@ class SandboxLimits(BaseModel):
     def thread_count(self) -> int:
         """Return the threads a run may start: :attr:`threads`, else the CPU quota rounded down (>= 1)."""
         return self.threads if self.threads is not None else max(1, int(self.cpus))
+
+
+def docker_bytes(docker_size: str) -> int:
+    """Return the bytes of a Docker size (``"6g"``, ``"512m"``, ``"1024"``; :class:`SandboxLimits`'s).
+
+    Examples
+    --------
+    >>> docker_bytes("6g"), docker_bytes("512m"), docker_bytes("2048")
+    (6442450944, 536870912, 2048)
+    """
+    units = {"b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+    unit = docker_size[-1].lower()
+    return int(docker_size[:-1]) * units[unit] if unit in units else int(docker_size)
 
 
 #: The variables that size the thread pools of torch (OpenMP), MKL and OpenBLAS.
