@@ -12,8 +12,9 @@ generated from these files alone, so the site rebuilds from git.
 
 Invariants
 ----------
-- Deterministic bytes: rows sorted by their key columns, JSON keys in a fixed order, ``.gz`` files with
-  mtime 0 and no file name in the gzip header.
+- Deterministic bytes: rows sorted by their key columns, JSON keys in a fixed order, ``.gz`` files cut
+  into gzip members of fixed size (:func:`leaderboard.files.gzip_writer`), mtime 0 and no file name in
+  their headers.
 - Every file is written atomically (:mod:`leaderboard.files`).
 - A table file may lack trailing text columns its spec declares (columns appended to a table later,
   e.g. the strings added to a rank table): they read as ``''``, so a committed board stays readable until
@@ -35,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from evaluators.schema import TableSpec
-from leaderboard.files import atomic_open, write_json
+from leaderboard.files import atomic_open, gzip_writer, write_json
 from leaderboard.site.merge import Board
 from leaderboard.site.normalise import (
     empty_results,
@@ -140,10 +141,7 @@ def write_board(board: Board, site_dir: Path, *, files: Collection[str] | None =
 
     if wanted(RESULTS_FILE):
         text = board.results.to_csv(index=False, lineterminator="\n").encode("utf-8")
-        # mtime 0 and no file name in the header: the same rows give the same bytes on every rebuild.
-        with atomic_open(data_dir / RESULTS_FILE) as raw, gzip.GzipFile(
-            fileobj=raw, mode="wb", mtime=0, filename=""
-        ) as out:
+        with gzip_writer(data_dir / RESULTS_FILE) as out:
             out.write(text)
         (data_dir / LEGACY_RESULTS_FILE).unlink(missing_ok=True)  # its rows are in RESULTS_FILE now
     if wanted(RUNS_FILE):
@@ -338,8 +336,8 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
     Categorical columns go in as dictionary arrays, numbers as shortest round-trip text (``1``, ``1.5``,
     ``0.123456``). Text values are unquoted (as pandas writes them); when a value holds a comma, quote or
     line break, every text cell is quoted (still a valid CSV, read back the same). A ``.gz`` path is
-    gzip-compressed with mtime 0 and no file name in the header, so the bytes are the same on every
-    rebuild.
+    gzip-compressed on every core (:func:`leaderboard.files.gzip_writer`: members of fixed size, mtime 0,
+    no file name), so the bytes are the same on every rebuild.
     """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
@@ -363,11 +361,6 @@ def write_csv(frame: pd.DataFrame, path: Path) -> None:
         if isinstance(column.dtype, pd.CategoricalDtype) or column.dtype.kind not in "iuf":
             plain = plain and not any(ch in v for v in values for ch in (",", '"', "\r", "\n"))
     options = pa_csv.WriteOptions(include_header=False, quoting_style="none" if plain else "needed")
-    with atomic_open(path) as raw:
-        with (
-            gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="")
-            if path.suffix == ".gz"
-            else raw as out
-        ):
-            out.write((",".join(map(str, frame.columns)) + "\n").encode())
-            pa_csv.write_csv(pa.table(arrays), out, write_options=options)
+    with gzip_writer(path) if path.suffix == ".gz" else atomic_open(path) as out:
+        out.write((",".join(map(str, frame.columns)) + "\n").encode())
+        pa_csv.write_csv(pa.table(arrays), out, write_options=options)
