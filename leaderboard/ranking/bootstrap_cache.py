@@ -76,7 +76,7 @@ def cache_key(prep: PreparedItems, *, seed: int, n_boot: int, level: float) -> s
     for g in prep.groups:
         obs = ~np.isnan(g.values)
         h.update(np.packbits(obs).tobytes())
-        h.update(np.ascontiguousarray(np.where(obs, g.values, 0.0), dtype="<f8").tobytes())
+        h.update(np.ascontiguousarray(g.filled, dtype="<f8").tobytes())
     return h.hexdigest()
 
 

@@ -64,6 +64,7 @@ its own).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,17 @@ class ItemGroup:
     columns: np.ndarray  # indices into PreparedItems.columns
     values: np.ndarray  # (n_items, n_columns_in_group * n_systems), NaN = not observed
 
+    @functools.cached_property
+    def filled(self) -> np.ndarray:
+        """:attr:`values` with 0 where not observed: the sums' matrix, made once, not once per block."""
+        return np.where(np.isnan(self.values), 0.0, self.values)
+
+    @functools.cached_property
+    def observed(self) -> np.ndarray | None:
+        """1.0 where observed, 0.0 where not, as floats (the counts' matrix); ``None`` when all are."""
+        obs = ~np.isnan(self.values)
+        return None if obs.all() else obs.astype(float)
+
 
 @dataclass(frozen=True)
 class PreparedItems:
@@ -157,6 +169,15 @@ class PreparedItems:
 
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Sorted integer codes of a column and its unique values as strings."""
+    if isinstance(column.dtype, pd.CategoricalDtype) and not column.hasnans:
+        names = [str(c) for c in column.cat.categories]
+        if len(set(names)) == len(names):
+            # factorize sorts a categorical by its categories' order, which need not be the strings' order;
+            # the bootstrap draws items in sorted id order, so sort them as strings first.
+            order = sorted(range(len(names)), key=names.__getitem__)
+            column = column.cat.reorder_categories(column.cat.categories[order])
+            codes, uniques = pd.factorize(column, sort=True)
+            return codes.astype(np.int64), [str(u) for u in uniques]
     codes, uniques = pd.factorize(column.astype(str) if column.dtype == object else column, sort=True)
     names = [str(u) for u in uniques]
     if len(set(names)) != len(names):  # e.g. 1 and "1" in one column
@@ -170,6 +191,9 @@ def _optional_strings(items: pd.DataFrame, name: str) -> np.ndarray | None:
     if name not in items.columns:
         return None
     column = items[name]
+    if isinstance(column.dtype, pd.CategoricalDtype):  # a few distinct strings: convert those, not each row
+        names = np.array([str(c) for c in column.cat.categories] + [""], dtype=object)
+        return names[column.cat.codes.to_numpy()]  # code -1 (missing) is the last name, ""
     return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy(dtype=object)).astype(object)
 
 
@@ -379,13 +403,13 @@ def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.nd
         ``(n_rep, n_systems, n_columns_in_group)`` (``n_rep`` = 1 for the full data), rounded to
         :data:`MEAN_DECIMALS` decimals, NaN where a system has no drawn item of a column.
     """
-    obs = ~np.isnan(group.values)
-    filled = np.where(obs, group.values, 0.0)
+    filled, obs = group.filled, group.observed
     if counts is None:
-        sums, nobs = filled.sum(axis=0)[None, :], obs.sum(axis=0)[None, :].astype(float)
+        sums = filled.sum(axis=0)[None, :]
+        nobs = obs.sum(axis=0)[None, :] if obs is not None else np.full_like(sums, group.n_items)
     else:
         sums = counts @ filled
-        nobs = counts @ obs.astype(float) if not obs.all() else np.full_like(sums, group.n_items)
+        nobs = counts @ obs if obs is not None else np.full_like(sums, group.n_items)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(nobs > 0, sums / np.where(nobs > 0, nobs, 1.0), np.nan)
     means = np.round(means, MEAN_DECIMALS)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import union_categoricals
 
 from leaderboard.files import atomic_open, write_json
 from leaderboard.markdown import esc
@@ -87,7 +88,6 @@ def ranking_intervals(
     if rk.copeland.empty:
         return None, ""
     ranked_tracks = list(dict.fromkeys(str(t) for t in rk.criteria["track"]))
-    frames = []
     for name in ranked_tracks:
         items = track_items(data, name)
         if items is None or items.empty:
@@ -95,11 +95,13 @@ def ranking_intervals(
                 f"Rank intervals need the per-item results of every ranked track; track "
                 f"`{esc(name)}` has none exported."
             )
-        frames.append(items)
-    items = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    key = ("ranked items", tuple(ranked_tracks))  # both boards and the overall ranking share the tracks
+    if key not in data.cache:
+        data.cache[key] = concat_items([track_items(data, name) for name in ranked_tracks])
+    items = data.cache[key]
     ranked = [str(s) for s in rk.copeland.index]
     columns = list(rk.table.columns)
-    items = items.loc[items["submission"].isin(ranked) & items["criterion"].isin(columns)]
+    items = items.loc[(items["submission"].isin(ranked) & items["criterion"].isin(columns)).to_numpy()]
     pairs = items[["submission", "criterion"]].drop_duplicates()
     have = set(zip(pairs["submission"].astype(str), pairs["criterion"].astype(str), strict=True))
     headline = rk.headline.reindex(index=ranked, columns=columns)
@@ -121,6 +123,47 @@ def ranking_intervals(
     frame["rank_lo"] = np.minimum(frame["rank_lo"].astype(int), shown)
     frame["rank_hi"] = np.maximum(frame["rank_hi"].astype(int), shown)
     return frame, ""
+
+
+def concat_items(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Stack per-item tables of several tracks, their text columns as categoricals over every track's values.
+
+    ``pandas.concat`` of categoricals with different categories falls back to Python strings, millions of
+    them on a large board; the union keeps integer codes. A column one table lacks (``part``, ``combine``)
+    is ``""`` on its rows, as :func:`leaderboard.ranking.item_table.prepare_items` reads a missing value.
+    """
+    if len(frames) == 1:
+        return frames[0]
+    columns = list(dict.fromkeys(c for f in frames for c in f.columns))
+    out: dict[str, Any] = {}
+    for col in columns:
+        parts = [f[col] if col in f.columns else None for f in frames]
+        if col == "value":
+            out[col] = np.concatenate(
+                [p.to_numpy(dtype=float) if p is not None else np.full(len(f), np.nan)
+                 for p, f in zip(parts, frames, strict=True)]  # fmt: skip
+            )
+            continue
+        out[col] = union_categoricals(
+            [_text_categorical(p, len(f)) for p, f in zip(parts, frames, strict=True)]
+        )
+    return pd.DataFrame(out)
+
+
+def _text_categorical(column: pd.Series | None, n: int) -> pd.Categorical:
+    """``column`` as a categorical of strings, ``""`` where missing (all ``""`` when the table lacks it)."""
+    if column is None:
+        return pd.Categorical.from_codes(np.zeros(n, dtype=np.int64), [""])
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        names = [str(c) for c in column.cat.categories]
+        codes = column.cat.codes.to_numpy()
+        if len(set(names)) == len(names) and all(isinstance(c, str) for c in column.cat.categories):
+            if (codes >= 0).all():
+                return column.array
+            if "" not in names:
+                names.append("")
+            return pd.Categorical.from_codes(np.where(codes < 0, names.index(""), codes), names)
+    return pd.Categorical(column.fillna("").astype(str).to_numpy(dtype=object))
 
 
 def headline_setting(data: SiteData) -> dict[str, Any] | list[dict[str, Any]]:

@@ -140,6 +140,22 @@ def test_seeded_and_row_order_independent(mixed: pd.DataFrame) -> None:
     )
 
 
+def test_categorical_columns_draw_as_their_strings(mixed: pd.DataFrame) -> None:
+    """Categorical ids whose categories are not in string order draw the same items as plain strings.
+
+    ``pandas.factorize`` orders a categorical by its categories; the draws follow the sorted ids, so the
+    categories must be put in string order first (a large board's tables are categorical).
+    """
+    text = mixed.astype({c: str for c in ("submission", "criterion", "item")})
+    shuffled = text.copy()
+    for col in ("submission", "criterion", "item"):
+        reverse = sorted(text[col].unique(), reverse=True)
+        shuffled[col] = pd.Categorical(text[col], categories=reverse)
+    a = bootstrap_ranks(text, seed=7, n_boot=150)
+    b = bootstrap_ranks(shuffled, seed=7, n_boot=150)
+    pd.testing.assert_frame_equal(a.ranks, b.ranks)
+
+
 def test_missing_items_and_weights() -> None:
     rng = np.random.default_rng(9)
     items = _items(

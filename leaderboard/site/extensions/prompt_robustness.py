@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evaluators.answers.ranges import PLAUSIBLE
@@ -268,36 +269,66 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     answers = data.tables.get(ANSWERS)
     if answers is None or answers.empty:
         return None
-    mine = answers.loc[answers["track"].astype(str) == TRACK]
-    score = pd.to_numeric(mine["score"], errors="coerce")
-    primary = mine["task"].astype(str).map(_primary)
-    label = primary == "balanced_accuracy"
-    if "truth" in mine:
-        truth = mine["truth"].astype(str)
-    else:  # a table written before the truth column: balanced accuracy cannot be rebuilt from it
-        truth, score = pd.Series("", index=mine.index), score.where(~label)
-    keep = score.notna()
-    mine, score, primary, label = mine.loc[keep], score.loc[keep], primary.loc[keep], label.loc[keep]
-    truth = truth.loc[keep]
-    if mine.empty:
+    mine = answers.loc[(answers["track"] == TRACK).to_numpy()]
+    score = pd.to_numeric(mine["score"], errors="coerce").to_numpy(dtype=float)
+    # Columns as integer codes and their few distinct values: the table has millions of rows, a handful
+    # of tasks, templates and data sets (strings built per row made this the build's slowest step).
+    task, tasks = _factor(mine["task"])
+    primaries = [_primary(t) for t in tasks]
+    label = np.array([p == "balanced_accuracy" for p in primaries], dtype=bool)[task]
+    mae = np.array([p == "mae_charged" for p in primaries], dtype=bool)[task]
+    if "truth" not in mine:  # a table written before the truth column: balanced accuracy cannot be rebuilt
+        score = np.where(label, np.nan, score)
+    keep = ~np.isnan(score)
+    if not keep.any():
         return None
-    value = score.where(primary != "mae_charged", -score)
+    mine, score, task, label, mae = mine.loc[keep], score[keep], task[keep], label[keep], mae[keep]
+    value = np.where(mae, -score, score)
     if label.any():
-        group = [mine[c].astype(str) for c in ("submission", "dataset", "task", "representation", "template")]
-        n_all = score.groupby(group).transform("size")
-        n_class = score.groupby([*group, truth]).transform("size")
-        k = truth.groupby(group).transform("nunique")
-        value = value.where(~label, score * n_all / (k * n_class))
-    base = (TRACK + "/" + mine["dataset"].astype(str) + "/" + mine["task"].astype(str) + "/"
-            + mine["representation"].astype(str) + "/")  # fmt: skip
-    frames = []
-    for stat, combine in (("mean", "mean"), ("worst", "min")):
-        frames.append(pd.DataFrame({
-            "submission": mine["submission"].astype(str), "criterion": base + primary + f"_{stat}",
-            "dataset": mine["dataset"].astype(str), "item": mine["id"].astype(str),
-            "part": mine["template"].astype(str), "combine": combine, "value": value.astype(float),
-        }))  # fmt: skip
-    return pd.concat(frames, ignore_index=True)
+        group = [mine[c] for c in ("submission", "dataset", "task", "representation", "template")]
+        rows = pd.Series(score, index=mine.index).loc[label]
+        group = [g.loc[label] for g in group]
+        truth = mine["truth"].loc[label].astype(str)
+        n_all = rows.groupby(group, observed=True).transform("size")
+        n_class = rows.groupby([*group, truth], observed=True).transform("size")
+        k = truth.groupby(group, observed=True).transform("nunique")
+        value[label] = (rows * n_all / (k * n_class)).to_numpy(dtype=float)
+    dataset, datasets = _factor(mine["dataset"])
+    rep, reps = _factor(mine["representation"])
+    combos, combo = np.unique((dataset * len(tasks) + task) * len(reps) + rep, return_inverse=True)
+    d_of, rest = np.divmod(combos, len(tasks) * len(reps))
+    t_of, r_of = np.divmod(rest, len(reps))
+    names = [f"{TRACK}/{datasets[d]}/{tasks[t]}/{reps[r]}/{primaries[t]}"
+             for d, t, r in zip(d_of.tolist(), t_of.tolist(), r_of.tolist(), strict=True)]  # fmt: skip
+    stats = (("mean", "mean"), ("worst", "min"))  # the criterion's suffix and how its templates combine
+    n = len(mine)
+
+    def twice(column: str) -> pd.Categorical:
+        codes, values = _factor(mine[column])
+        return pd.Categorical.from_codes(np.tile(codes, len(stats)), values)
+
+    return pd.DataFrame({
+        "submission": twice("submission"),
+        "criterion": pd.Categorical.from_codes(
+            np.concatenate([combo.ravel() + i * len(names) for i in range(len(stats))]),
+            [f"{name}_{stat}" for stat, _ in stats for name in names]),
+        "dataset": pd.Categorical.from_codes(np.tile(dataset, len(stats)), datasets),
+        "item": twice("id"), "part": twice("template"),
+        "combine": pd.Categorical.from_codes(np.repeat(np.arange(len(stats)), n), [c for _, c in stats]),
+        "value": np.tile(value, len(stats)),
+    })  # fmt: skip
+
+
+def _factor(column: pd.Series) -> tuple[np.ndarray, list[str]]:
+    """Integer codes of a column and its distinct values as strings (a missing value reads as ``""``)."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype("category")
+    codes, uniques = pd.factorize(column, sort=False)
+    names = ["" if pd.isna(u) else str(u) for u in uniques]
+    if (codes < 0).any():  # NaN: factorize gives -1
+        codes = np.where(codes < 0, len(names), codes)
+        names.append("")
+    return codes.astype(np.int64), names
 
 
 def methodology() -> list[str]:
