@@ -20,6 +20,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import IO, Any
 
+from leaderboard.cpus import usable_cpus
+
 
 @contextlib.contextmanager
 def atomic_open(path: Path, *, mode: int = 0o644) -> Iterator[IO[bytes]]:
@@ -132,11 +134,7 @@ class _GzipMembers(io.RawIOBase):
 
 def gzip_threads() -> int:
     """Return the threads :func:`gzip_writer` compresses on: the CPUs this process may use, at most 8."""
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(8, cpus))
+    return min(8, usable_cpus())
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TextIO
 
+from leaderboard.cpus import usable_cpus
 from leaderboard.execution.limits import FORK_LOCK
 from leaderboard.execution.sandbox import SandboxLimits, docker_bytes
 from leaderboard.intake.endpoints import EndpointModel
@@ -78,10 +79,7 @@ HOST_RESERVE_BYTES = 2 * GiB
 
 
 def _host_cpus() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def _host_memory() -> int:

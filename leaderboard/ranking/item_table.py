@@ -121,7 +121,7 @@ class ItemGroup:
 
     @functools.cached_property
     def filled(self) -> np.ndarray:
-        """:attr:`values` with 0 where not observed: the sums' matrix, made once, not once per block."""
+        """:attr:`values` with 0 where not observed (the sums' matrix), made once, not once per block."""
         return np.where(np.isnan(self.values), 0.0, self.values)
 
     @functools.cached_property
@@ -186,15 +186,28 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     return codes.astype(np.int64), names
 
 
-def _optional_strings(items: pd.DataFrame, name: str) -> np.ndarray | None:
-    """Return an optional column as an object array of strings, ``""`` where missing; ``None`` without it."""
+def _optional_codes(items: pd.DataFrame, name: str, *, missing: str) -> tuple[np.ndarray, list[str]] | None:
+    """Sorted codes and values of an optional text column, ``missing`` where empty; ``None`` without it.
+
+    A categorical column is read through its categories (a handful of values over millions of rows),
+    with the same codes and values as the strings would give.
+    """
     if name not in items.columns:
         return None
     column = items[name]
-    if isinstance(column.dtype, pd.CategoricalDtype):  # a few distinct strings: convert those, not each row
-        names = np.array([str(c) for c in column.cat.categories] + [""], dtype=object)
-        return names[column.cat.codes.to_numpy()]  # code -1 (missing) is the last name, ""
-    return np.where(column.isna().to_numpy(), "", column.astype(str).to_numpy(dtype=object)).astype(object)
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        raw = [str(c) or missing for c in column.cat.categories] + [missing]  # code -1 (missing) is last
+        codes = column.cat.codes.to_numpy().astype(np.int64)
+        codes = np.where(codes < 0, len(raw) - 1, codes)
+        used = np.unique(codes)
+        names = sorted({raw[u] for u in used.tolist()})
+        position = {n: i for i, n in enumerate(names)}
+        lookup = np.zeros(len(raw), dtype=np.int64)
+        lookup[used] = [position[raw[u]] for u in used.tolist()]
+        return lookup[codes], names
+    text = column.astype(str).to_numpy(dtype=object)
+    text = np.where(column.isna().to_numpy() | (text == ""), missing, text).astype(object)
+    return _codes(pd.Series(text, dtype=object))
 
 
 def _name_list(names: list[str], mask: np.ndarray) -> list[str]:
@@ -211,10 +224,11 @@ def _part_layout(
     ``None``, so that such a table is arranged exactly as before parts existed.
     """
     n_crit = len(criteria)
-    part = _optional_strings(items, "part")
+    part = _optional_codes(items, "part", missing="")
     has_part = np.zeros(n_crit, dtype=bool)
     if part is not None:
-        with_part = np.bincount(crit_code, weights=(part != "").astype(float), minlength=n_crit)
+        named = np.array([p != "" for p in part[1]], dtype=float)[part[0]]
+        with_part = np.bincount(crit_code, weights=named, minlength=n_crit)
         mixed = (with_part > 0) & (with_part < np.bincount(crit_code, minlength=n_crit))
         if mixed.any():
             raise ValueError(
@@ -223,9 +237,9 @@ def _part_layout(
             )
         has_part = with_part > 0
     how = np.full(n_crit, "mean", dtype=object)
-    combine = _optional_strings(items, "combine")
+    combine = _optional_codes(items, "combine", missing="mean")
     if combine is not None:
-        comb_code, comb_names = _codes(pd.Series(np.where(combine == "", "mean", combine), dtype=object))
+        comb_code, comb_names = combine
         pairs = np.unique(crit_code * len(comb_names) + comb_code)
         pair_crit, pair_comb = np.divmod(pairs, len(comb_names))
         several = np.bincount(pair_crit, minlength=n_crit) > 1
@@ -251,9 +265,9 @@ def _part_layout(
                 "have no 'part'; a criterion without parts is the mean of its items ('combine' empty or "
                 "'mean')."
             )
-    if not has_part.any():
+    if part is None or not has_part.any():
         return crit_code, None
-    part_code, part_names = _codes(pd.Series(part, dtype=object))
+    part_code, part_names = part
     # Raw columns in (criterion, part) order: a criterion's parts are adjacent, and a criterion without
     # parts (part "") is one column.
     columns, col_code = np.unique(crit_code * len(part_names) + part_code, return_inverse=True)

@@ -52,6 +52,7 @@ import pandas as pd
 
 from leaderboard.ranking.copeland import condorcet_winner, copeland_ranking
 from leaderboard.ranking.pairwise import Pairwise, ranked, rule_doc
+from leaderboard.ranking.rank_bits import copeland_scores
 
 __all__ = [
     "HIGHER_IS_BETTER",
@@ -352,8 +353,9 @@ def compare_rules(table: pd.DataFrame, weights: pd.Series | None = None) -> pd.D
 def copeland_score_array(values: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Copeland scores (wins - losses) of a bare ``(n_systems, n_criteria)`` array, without validation.
 
-    The array-level fast path for the bootstrap (:mod:`leaderboard.ranking.uncertainty`), built on the same
-    pairwise counts and tie tolerance as :func:`leaderboard.ranking.copeland.copeland_ranking`.
+    The array-level fast path for the bootstrap (:mod:`leaderboard.ranking.uncertainty`): the same pairwise
+    counts and tie tolerance as :func:`leaderboard.ranking.copeland.copeland_ranking`, computed on integer
+    ranks (:func:`leaderboard.ranking.rank_bits.copeland_scores`).
 
     Parameters
     ----------
@@ -372,4 +374,4 @@ def copeland_score_array(values: np.ndarray, w: np.ndarray) -> np.ndarray:
     >>> copeland_score_array(np.array([[3.0, 3.0], [2.0, 1.0], [1.0, 2.0]]), np.ones(2)).tolist()
     [2, -1, -1]
     """
-    return Pairwise.from_arrays(values, w).majority.sum(axis=1)
+    return copeland_scores(values, w)

@@ -58,6 +58,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from leaderboard.cpus import usable_cpus
 from leaderboard.ranking.bootstrap_cache import cache_key, read_cache, write_cache
 from leaderboard.ranking.copeland import copeland_ranking
 from leaderboard.ranking.item_ranks import item_values_from_ranks
@@ -95,6 +97,9 @@ __all__ = [
 INTERVAL_COLUMNS: tuple[str, ...] = ("score", "rank", "rank_lo", "rank_hi", "rank_median", "group")
 #: Type of each :data:`INTERVAL_COLUMNS` column (as cached).
 _INTERVAL_TYPES: dict[str, type] = {c: (float if c == "rank_median" else int) for c in INTERVAL_COLUMNS}
+#: From this many systems the replicates are re-ranked on several threads (below, a thread costs more than
+#: a replicate's ranking).
+_THREADED_SYSTEMS = 64
 #: Cap on the float64 cells of one block of bootstrap means (replicates x criterion columns).
 _BLOCK_CELLS = 1 << 24
 
@@ -162,12 +167,24 @@ def _run_bootstrap(prep: PreparedItems, *, seed: int, n_boot: int) -> BootstrapR
         pd.Series(prep.weights, index=prep.criteria),
     )
     ranks = np.empty((n_boot, n_sys), dtype=np.int64)
-    start = 0
-    for values in replicate_values(prep, seed=seed, n_boot=n_boot):
-        for b in range(len(values)):
-            scores = copeland_score_array(values[b], prep.weights)
-            ranks[start + b] = 1 + (scores[None, :] > scores[:, None]).sum(axis=1)
-        start += len(values)
+
+    def rerank(values: np.ndarray) -> np.ndarray:
+        scores = copeland_score_array(values, prep.weights)
+        return 1 + (scores[None, :] > scores[:, None]).sum(axis=1)
+
+    # Replicates are re-ranked side by side on a large board (numpy releases the GIL in the comparisons);
+    # each lands in its own row, so the ranks do not depend on the thread count.
+    threads = min(usable_cpus(), 8) if n_sys >= _THREADED_SYSTEMS else 1
+    pool = ThreadPoolExecutor(threads, thread_name_prefix="bootstrap") if threads > 1 else None
+    try:
+        start = 0
+        for values in replicate_values(prep, seed=seed, n_boot=n_boot):
+            for b, rank in enumerate(pool.map(rerank, values) if pool is not None else map(rerank, values)):
+                ranks[start + b] = rank
+            start += len(values)
+    finally:
+        if pool is not None:
+            pool.shutdown()
     better = np.zeros((n_sys, n_sys))
     step = max(1, _BLOCK_CELLS // max(1, n_sys * n_sys))
     for start in range(0, n_boot, step):

@@ -26,6 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Protocol
 
+from leaderboard.cpus import usable_cpus
 from leaderboard.site.blocks import Figures
 from leaderboard.site.pages.explorer import Explorer
 from leaderboard.site.pages.submission import submission_page
@@ -62,10 +63,7 @@ def site_workers() -> int:
         if not raw.isdigit() or int(raw) < 1:
             raise ValueError(f"CHEMROBUST_SITE_WORKERS={raw!r}: set a positive integer (1 = no workers).")
         return int(raw)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+    return usable_cpus()
 
 
 def write_model_pages(

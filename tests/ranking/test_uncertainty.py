@@ -156,6 +156,20 @@ def test_categorical_columns_draw_as_their_strings(mixed: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a.ranks, b.ranks)
 
 
+def test_ranks_do_not_depend_on_the_threads(monkeypatch) -> None:
+    """From 64 systems the replicates are re-ranked on threads: the same ranks with one thread or three."""
+    rng = np.random.default_rng(4)
+    skill = np.linspace(0.9, 0.1, 70)
+    items = _items({f"s{i:02d}": (rng.random(N_VALUES) < p).astype(float) for i, p in enumerate(skill)},
+                   datasets=DATASETS)  # fmt: skip
+    runs = {}
+    for cpus in (1, 3):
+        monkeypatch.setattr(uncertainty, "usable_cpus", lambda cpus=cpus: cpus)
+        runs[cpus] = bootstrap_ranks(items, seed=5, n_boot=60)
+    pd.testing.assert_frame_equal(runs[1].ranks, runs[3].ranks)
+    pd.testing.assert_frame_equal(runs[1].p_better, runs[3].p_better)
+
+
 def test_missing_items_and_weights() -> None:
     rng = np.random.default_rng(9)
     items = _items(

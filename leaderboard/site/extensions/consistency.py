@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from evaluators.asking.grading import align, coarsest
@@ -248,41 +249,65 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     answers = data.tables.get(ANSWERS)
     if answers is None or answers.empty:
         return None
-    rows = []
-    mine = answers.loc[answers["track"].astype(str) == TRACK]
+    mine = answers.loc[(answers["track"] == TRACK).to_numpy()]
+    if mine.empty:
+        return None
     pairs = track(TRACK).dimension("pair").values
-    if "level" not in mine.columns:  # a table written before issue 31's grading: every item exact
-        mine = mine.assign(level="exact")
-    mine = mine.assign(level=mine["level"].fillna("exact").astype(str).replace({"": "exact", "nan": "exact"}))
+    # Each column's few distinct strings converted once, then taken by row: the table has a row per model,
+    # item and question, and per-row conversions made this the slowest step of a large board's build.
+    answer = _texts(mine["answer"], _answer_or_none)
+    level = (_texts(mine["level"], lambda v: "exact" if v in ("", "nan") else v)
+             if "level" in mine.columns  # a table written before issue 31's grading: every item exact
+             else np.full(len(mine), "exact", dtype=object))  # fmt: skip
+    item = _texts(mine["id"], str)
+    rep = _texts(mine["representation"], str)
     structural = {t.name for t in TASKS if consistency_structural(t)}
-    for (sub, dataset, task), group in mine.groupby(["submission", "dataset", "task"], sort=True):
+    keys = [mine[c] for c in ("submission", "dataset", "task")]
+    subs, crits, datasets, items, values = [], [], [], [], []
+    for (sub, dataset, task), where in sorted(
+        mine.groupby(keys, sort=False, observed=True).indices.items(), key=lambda kv: tuple(map(str, kv[0]))
+    ):
         # Items without a truth on a side are left out of its pairs, as the track scores them.
-        group = group.loc[group["level"] != "excluded"]
-        by_rep = {str(r): g.set_index("id")["answer"].astype(str) for r, g in group.groupby("representation")}
-        level_of = {str(r): g.set_index("id")["level"] for r, g in group.groupby("representation")}
+        where = where[level[where] != "excluded"]
+        by_rep = {r: where[rep[where] == r] for r in dict.fromkeys(rep[where])}
         numeric = str(task) == "hydration_free_energy"
         for pair in pairs:
             a_rep, b_rep = pair.split("-")
             if a_rep not in by_rep or b_rep not in by_rep:
                 continue
-            ids = by_rep[a_rep].index.intersection(by_rep[b_rep].index)
-            a = [_answer_or_none(x) for x in by_rep[a_rep].loc[ids]]
-            b = [_answer_or_none(x) for x in by_rep[b_rep].loc[ids]]
+            left, right = by_rep[a_rep], by_rep[b_rep]
+            ids = pd.Index(item[left]).intersection(pd.Index(item[right]), sort=False)
+            ia = left[pd.Index(item[left]).get_indexer(ids)]
+            ib = right[pd.Index(item[right]).get_indexer(ids)]
+            a, b = answer[ia].tolist(), answer[ib].tolist()
             if str(task) in structural:  # compared at the layers both inputs carry, as the track does
-                sides = zip(level_of[a_rep].loc[ids], level_of[b_rep].loc[ids], strict=True)
+                sides = zip(level[ia].tolist(), level[ib].tolist(), strict=True)
                 levels = [coarsest([x, y]) for x, y in sides]
                 b = align(a, b, levels)
             if numeric:
-                values = cm.numeric_agreement_terms(_numbers(a), _numbers(b), plausible_width(str(task)))
+                terms = cm.numeric_agreement_terms(_numbers(a), _numbers(b), plausible_width(str(task)))
                 metric = "numeric_agreement"
             else:
-                values = cm.kappa_terms(a, b)
+                terms = cm.kappa_terms(a, b)
                 metric = "kappa_consistency"
-            criterion = f"{TRACK}/{dataset}/{task}/{pair}/{metric}"
-            rows += [(str(sub), criterion, str(dataset), str(i), v) for i, v in zip(ids, values, strict=True)]
-    if not rows:
+            n = len(terms)
+            subs += [str(sub)] * n
+            crits += [f"{TRACK}/{dataset}/{task}/{pair}/{metric}"] * n
+            datasets += [str(dataset)] * n
+            items += list(ids)
+            values += list(terms)
+    if not values:
         return None
-    return pd.DataFrame(rows, columns=["submission", "criterion", "dataset", "item", "value"])
+    return pd.DataFrame({"submission": subs, "criterion": crits, "dataset": datasets, "item": items,
+                         "value": np.asarray(values, dtype=float)})  # fmt: skip
+
+
+def _texts(column: pd.Series, convert: Any) -> np.ndarray:
+    """``convert(str(value))`` of every row, as an object array, converting each distinct value once."""
+    if not isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.astype("category")
+    names = [convert(str(c)) for c in column.cat.categories] + [convert("")]  # code -1: missing
+    return np.array(names, dtype=object)[column.cat.codes.to_numpy()]
 
 
 def _answer_or_none(value: str) -> str | None:
