@@ -14,6 +14,7 @@ import io
 import json
 import os
 import tempfile
+import zlib
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -76,6 +77,55 @@ def _compress(block: bytes, level: int) -> bytes:
     return gzip.compress(block, compresslevel=level, mtime=0)
 
 
+class _SameContent:
+    """Compares a stream of bytes, as it is written, with the content of an existing gzip file.
+
+    So that a rewrite with nothing changed keeps the committed file's bytes (whatever level or members
+    wrote it): only the comparison costs, a decompression of the old file alongside.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self._old: IO[bytes] | None = None
+        self.same = False
+        if path is not None and path.is_file():
+            self._old = gzip.open(path, "rb")
+            self.same = True
+
+    def feed(self, data: memoryview) -> None:
+        """Compare the next bytes written with the old file's next bytes."""
+        if not self.same or not len(data):
+            return
+        try:
+            self.same = self._read(len(data)) == data
+        except (OSError, EOFError, zlib.error):  # not a readable gzip file: it changes
+            self.same = False
+
+    def _read(self, n: int) -> bytes:
+        assert self._old is not None
+        parts, want = [], n
+        while want:
+            chunk = self._old.read(want)
+            if not chunk:
+                break
+            parts.append(chunk)
+            want -= len(chunk)
+        return b"".join(parts)
+
+    def at_end(self) -> bool:
+        """Whether every byte so far was the same and the old file has no more."""
+        if not self.same:
+            return False
+        try:
+            return self._read(1) == b""
+        except (OSError, EOFError, zlib.error):
+            return False
+
+    def close(self) -> None:
+        if self._old is not None:
+            self._old.close()
+            self._old = None
+
+
 class _GzipMembers(io.RawIOBase):
     """A writable stream that gzips fixed-size blocks as concatenated members (RFC 1952 section 2.2).
 
@@ -85,9 +135,12 @@ class _GzipMembers(io.RawIOBase):
     multi-member file as one stream.
     """
 
-    def __init__(self, raw: IO[bytes], *, level: int, member_bytes: int, threads: int) -> None:
+    def __init__(
+        self, raw: IO[bytes], *, level: int, member_bytes: int, threads: int, old: Path | None = None
+    ) -> None:
         super().__init__()
         self._raw, self._level, self._size = raw, level, member_bytes
+        self.old = _SameContent(old)
         self._buffer = bytearray()
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix="gzip") if threads > 1 else None
         self._pending: deque[Future[bytes]] = deque()
@@ -99,6 +152,7 @@ class _GzipMembers(io.RawIOBase):
 
     def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
+        self.old.feed(view)
         self._buffer += view
         while len(self._buffer) >= self._size:
             block = bytes(self._buffer[: self._size])
@@ -129,6 +183,7 @@ class _GzipMembers(io.RawIOBase):
                 future.cancel()
             self._pool.shutdown(wait=True)
             self._pool = None
+        self.old.close()
         super().close()
 
 
@@ -158,17 +213,32 @@ def gzip_writer(
     ------
     IO[bytes]
         A binary stream; what is written is compressed in members of ``member_bytes`` and the file is
-        renamed into place when the ``with`` block ends. If the block raises, the target is untouched.
+        renamed into place when the ``with`` block ends — unless ``path`` already holds a gzip file with
+        exactly the same content: then its bytes are kept (a rebuild with nothing changed rewrites no
+        committed file, whichever level or members wrote it). If the block raises, the target is
+        untouched.
     """
-    with atomic_open(path) as raw:
-        stream = _GzipMembers(
-            raw,
-            level=level,
-            member_bytes=member_bytes,
-            threads=gzip_threads() if threads is None else threads,
-        )
-        try:
-            yield stream
-            stream.finish()
-        finally:
-            stream.close()
+    path = Path(path)
+    try:
+        with atomic_open(path) as raw:
+            stream = _GzipMembers(
+                raw,
+                level=level,
+                member_bytes=member_bytes,
+                threads=gzip_threads() if threads is None else threads,
+                old=path,
+            )
+            try:
+                yield stream
+                stream.finish()
+                unchanged = stream.old.at_end()
+            finally:
+                stream.close()
+            if unchanged:
+                raise _Unchanged  # leaves atomic_open without the rename: its temporary file is removed
+    except _Unchanged:
+        pass
+
+
+class _Unchanged(Exception):
+    """The content written equals the existing file's: keep that file."""

@@ -74,3 +74,20 @@ def test_a_failed_write_leaves_the_old_file(tmp_path: Path) -> None:
             raise RuntimeError("mid-write")
     assert path.read_bytes() == old
     assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv.gz"]  # no temporary file left
+
+
+def test_the_same_content_keeps_the_old_bytes(tmp_path: Path) -> None:
+    """A rewrite with nothing changed keeps a file written another way (level 9, one member): the committed
+    record does not churn when the writer changes; any difference, or an unreadable file, is rewritten."""
+    data = _csv_bytes(2000)
+    path = tmp_path / "table.csv.gz"
+    path.write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+    old = path.read_bytes()
+    assert _write(path, data, threads=2, piece=999) == old
+    for other in (data[:-1], data + b"x", data.replace(b"m1,", b"m9,", 1), b""):
+        path.write_bytes(old)
+        new = _write(path, other, threads=2, piece=999)
+        assert new != old and gzip.decompress(new) == other
+    path.write_bytes(b"not gzip at all")
+    assert gzip.decompress(_write(path, data, threads=1, piece=5000)) == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["table.csv.gz"]
