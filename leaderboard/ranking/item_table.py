@@ -70,6 +70,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from leaderboard.frames import recode, text_codes
 from leaderboard.ranking.parts import (
     COMBINE_METHODS,
     MEAN_DECIMALS,
@@ -170,14 +171,9 @@ class PreparedItems:
 def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
     """Sorted integer codes of a column and its unique values as strings."""
     if isinstance(column.dtype, pd.CategoricalDtype) and not column.hasnans:
-        names = [str(c) for c in column.cat.categories]
-        if len(set(names)) == len(names):
-            # factorize sorts a categorical by its categories' order, which need not be the strings' order;
-            # the bootstrap draws items in sorted id order, so sort them as strings first.
-            order = sorted(range(len(names)), key=names.__getitem__)
-            column = column.cat.reorder_categories(column.cat.categories[order])
-            codes, uniques = pd.factorize(column, sort=True)
-            return codes.astype(np.int64), [str(u) for u in uniques]
+        # Through the categories, in the strings' order: factorize would sort a categorical by its
+        # categories' order, and the bootstrap draws items in sorted id order.
+        return text_codes(column, sort=True)
     codes, uniques = pd.factorize(column.astype(str) if column.dtype == object else column, sort=True)
     names = [str(u) for u in uniques]
     if len(set(names)) != len(names):  # e.g. 1 and "1" in one column
@@ -187,27 +183,11 @@ def _codes(column: pd.Series) -> tuple[np.ndarray, list[str]]:
 
 
 def _optional_codes(items: pd.DataFrame, name: str, *, missing: str) -> tuple[np.ndarray, list[str]] | None:
-    """Sorted codes and values of an optional text column, ``missing`` where empty; ``None`` without it.
-
-    A categorical column is read through its categories (a handful of values over millions of rows),
-    with the same codes and values as the strings would give.
-    """
+    """Sorted codes and values of an optional text column, ``missing`` where empty; ``None`` without it."""
     if name not in items.columns:
         return None
-    column = items[name]
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        raw = [str(c) or missing for c in column.cat.categories] + [missing]  # code -1 (missing) is last
-        codes = column.cat.codes.to_numpy().astype(np.int64)
-        codes = np.where(codes < 0, len(raw) - 1, codes)
-        used = np.unique(codes)
-        names = sorted({raw[u] for u in used.tolist()})
-        position = {n: i for i, n in enumerate(names)}
-        lookup = np.zeros(len(raw), dtype=np.int64)
-        lookup[used] = [position[raw[u]] for u in used.tolist()]
-        return lookup[codes], names
-    text = column.astype(str).to_numpy(dtype=object)
-    text = np.where(column.isna().to_numpy() | (text == ""), missing, text).astype(object)
-    return _codes(pd.Series(text, dtype=object))
+    codes, names = text_codes(items[name], missing=missing)
+    return recode(codes, [n or missing for n in names], sort=True)
 
 
 def _name_list(names: list[str], mask: np.ndarray) -> list[str]:

@@ -21,6 +21,7 @@ import pandas as pd
 from pandas.api.types import union_categoricals
 
 from leaderboard.files import atomic_open, write_json
+from leaderboard.frames import text_codes
 from leaderboard.markdown import esc
 from leaderboard.ranking.headline import Ranking
 from leaderboard.ranking.uncertainty import cached_rank_intervals, rank_intervals
@@ -154,16 +155,8 @@ def _text_categorical(column: pd.Series | None, n: int) -> pd.Categorical:
     """``column`` as a categorical of strings, ``""`` where missing (all ``""`` when the table lacks it)."""
     if column is None:
         return pd.Categorical.from_codes(np.zeros(n, dtype=np.int64), [""])
-    if isinstance(column.dtype, pd.CategoricalDtype):
-        names = [str(c) for c in column.cat.categories]
-        codes = column.cat.codes.to_numpy()
-        if len(set(names)) == len(names) and all(isinstance(c, str) for c in column.cat.categories):
-            if (codes >= 0).all():
-                return column.array
-            if "" not in names:
-                names.append("")
-            return pd.Categorical.from_codes(np.where(codes < 0, names.index(""), codes), names)
-    return pd.Categorical(column.fillna("").astype(str).to_numpy(dtype=object))
+    codes, names = text_codes(column)
+    return pd.Categorical.from_codes(codes, names)
 
 
 def headline_setting(data: SiteData) -> dict[str, Any] | list[dict[str, Any]]:

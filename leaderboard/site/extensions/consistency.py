@@ -26,6 +26,7 @@ from evaluators.asking.grading import align, coarsest
 from evaluators.asking.tasks import TASKS
 from evaluators.tracks.consistency import metrics as cm
 from evaluators.tracks.consistency import structural as consistency_structural
+from leaderboard.frames import text_values
 from leaderboard.markdown import code, esc, table
 from leaderboard.site.blocks import Figures
 from leaderboard.site.extensions import EXTENSIONS, Extension
@@ -255,12 +256,12 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     pairs = track(TRACK).dimension("pair").values
     # Each column's few distinct strings converted once, then taken by row: the table has a row per model,
     # item and question, and per-row conversions made this the slowest step of a large board's build.
-    answer = _texts(mine["answer"], _answer_or_none)
-    level = (_texts(mine["level"], lambda v: "exact" if v in ("", "nan") else v)
+    answer = text_values(mine["answer"], _answer_or_none)
+    level = (text_values(mine["level"], lambda v: "exact" if v in ("", "nan") else v)
              if "level" in mine.columns  # a table written before issue 31's grading: every item exact
              else np.full(len(mine), "exact", dtype=object))  # fmt: skip
-    item = _texts(mine["id"], str)
-    rep = _texts(mine["representation"], str)
+    item = text_values(mine["id"], str)
+    rep = text_values(mine["representation"], str)
     structural = {t.name for t in TASKS if consistency_structural(t)}
     keys = [mine[c] for c in ("submission", "dataset", "task")]
     subs, crits, datasets, items, values = [], [], [], [], []
@@ -300,14 +301,6 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
         return None
     return pd.DataFrame({"submission": subs, "criterion": crits, "dataset": datasets, "item": items,
                          "value": np.asarray(values, dtype=float)})  # fmt: skip
-
-
-def _texts(column: pd.Series, convert: Any) -> np.ndarray:
-    """``convert(str(value))`` of every row, as an object array, converting each distinct value once."""
-    if not isinstance(column.dtype, pd.CategoricalDtype):
-        column = column.astype("category")
-    names = [convert(str(c)) for c in column.cat.categories] + [convert("")]  # code -1: missing
-    return np.array(names, dtype=object)[column.cat.codes.to_numpy()]
 
 
 def _answer_or_none(value: str) -> str | None:

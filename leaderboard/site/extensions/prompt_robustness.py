@@ -31,6 +31,7 @@ from evaluators.answers.ranges import PLAUSIBLE
 from evaluators.tracks.prompt_robustness import ITEMS_PER_DATASET, SETS, TRACK
 from evaluators.tracks.prompt_robustness.groups import GROUPS
 from evaluators.tracks.prompt_robustness.scores import PRIMARY
+from leaderboard.frames import text_codes
 from leaderboard.markdown import code, esc, table
 from leaderboard.ranking.stability import ranking_stability
 from leaderboard.site.blocks import Figures
@@ -273,7 +274,7 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     score = pd.to_numeric(mine["score"], errors="coerce").to_numpy(dtype=float)
     # Columns as integer codes and their few distinct values: the table has millions of rows, a handful
     # of tasks, templates and data sets (strings built per row made this the build's slowest step).
-    task, tasks = _factor(mine["task"])
+    task, tasks = text_codes(mine["task"])
     primaries = [_primary(t) for t in tasks]
     label = np.array([p == "balanced_accuracy" for p in primaries], dtype=bool)[task]
     mae = np.array([p == "mae_charged" for p in primaries], dtype=bool)[task]
@@ -293,8 +294,8 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
         n_class = rows.groupby([*group, truth], observed=True).transform("size")
         k = truth.groupby(group, observed=True).transform("nunique")
         value[label] = (rows * n_all / (k * n_class)).to_numpy(dtype=float)
-    dataset, datasets = _factor(mine["dataset"])
-    rep, reps = _factor(mine["representation"])
+    dataset, datasets = text_codes(mine["dataset"])
+    rep, reps = text_codes(mine["representation"])
     combos, combo = np.unique((dataset * len(tasks) + task) * len(reps) + rep, return_inverse=True)
     d_of, rest = np.divmod(combos, len(tasks) * len(reps))
     t_of, r_of = np.divmod(rest, len(reps))
@@ -304,7 +305,7 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
     n = len(mine)
 
     def twice(column: str) -> pd.Categorical:
-        codes, values = _factor(mine[column])
+        codes, values = text_codes(mine[column])
         return pd.Categorical.from_codes(np.tile(codes, len(stats)), values)
 
     return pd.DataFrame({
@@ -317,18 +318,6 @@ def item_values(data: SiteData) -> pd.DataFrame | None:
         "combine": pd.Categorical.from_codes(np.repeat(np.arange(len(stats)), n), [c for _, c in stats]),
         "value": np.tile(value, len(stats)),
     })  # fmt: skip
-
-
-def _factor(column: pd.Series) -> tuple[np.ndarray, list[str]]:
-    """Integer codes of a column and its distinct values as strings (a missing value reads as ``""``)."""
-    if not isinstance(column.dtype, pd.CategoricalDtype):
-        column = column.astype("category")
-    codes, uniques = pd.factorize(column, sort=False)
-    names = ["" if pd.isna(u) else str(u) for u in uniques]
-    if (codes < 0).any():  # NaN: factorize gives -1
-        codes = np.where(codes < 0, len(names), codes)
-        names.append("")
-    return codes.astype(np.int64), names
 
 
 def methodology() -> list[str]:
