@@ -7,11 +7,18 @@ import pytest
 
 from leaderboard.ranking import rank_bits
 from leaderboard.ranking.pairwise import Pairwise
+from leaderboard.ranking import rank_bits
 from leaderboard.ranking.rank_bits import copeland_scores, dense_ranks
 
 
 def _reference(values: np.ndarray, w: np.ndarray) -> list[int]:
     return Pairwise.from_arrays(values, w).majority.sum(axis=1).tolist()
+
+
+@pytest.fixture(autouse=True)
+def _every_size_counts_bits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small tables take the counting path too (the module hands them to the reference)."""
+    monkeypatch.setattr(rank_bits, "MIN_SYSTEMS", 1)
 
 
 def _table(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
