@@ -131,6 +131,68 @@ class ItemGroup:
         obs = ~np.isnan(self.values)
         return None if obs.all() else obs.astype(float)
 
+    @functools.cached_property
+    def blocks(self) -> tuple[ObservedBlock, ...] | None:
+        """The columns grouped by the items they observe, or ``None`` when one product over all is cheaper.
+
+        A pool holds many tracks' criteria over one data set's items, each observing a few of them (on
+        the board, a criterion's part observes 3–15 % of its pool's items, every model the same ones):
+        the resampled sums then need only each group's items, and its counts are one row sum.
+        """
+        obs = ~np.isnan(self.values)
+        n_items, n_cols = obs.shape
+        if n_cols == 0 or obs.mean() > _DENSE_SHARE:
+            return None
+        pattern = _column_patterns(obs)
+        if pattern.max() + 1 > max(1, n_cols // _MIN_COLUMNS_PER_BLOCK):
+            return None
+        order = np.argsort(pattern, kind="stable")
+        starts = np.flatnonzero(np.diff(pattern[order], prepend=-1))
+        out = []
+        for cols in np.split(order, starts[1:]):
+            rows = np.flatnonzero(obs[:, cols[0]])
+            out.append(ObservedBlock(rows, cols, np.ascontiguousarray(self.values[np.ix_(rows, cols)])))
+        return tuple(out)
+
+
+@dataclass(frozen=True)
+class ObservedBlock:
+    """Columns of one pool that observe the same items: ``values[rows][:, cols]``, no NaN in it."""
+
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+
+
+def _column_patterns(obs: np.ndarray) -> np.ndarray:
+    """Label each column of a boolean matrix by its pattern (0, 1, …): equal labels for equal columns.
+
+    Columns are hashed (their packed bits as 64-bit words, a fixed random weighting) and the labels
+    checked against each pattern's first column, so a hash collision costs speed, never a wrong group.
+    """
+    packed = np.packbits(obs, axis=0)
+    words = np.zeros(((len(packed) + 7) // 8 * 8, packed.shape[1]), dtype=np.uint8)
+    words[: len(packed)] = packed
+    words = np.ascontiguousarray(words.T).view(np.uint64)  # (columns, words)
+    _, first, pattern = np.unique(_hash_rows(words), return_index=True, return_inverse=True)
+    pattern = pattern.ravel()
+    if not np.array_equal(words, words[first[pattern]]):  # a collision: group exactly, slowly
+        pattern = np.unique(words, axis=0, return_inverse=True)[1].ravel()
+    return pattern
+
+
+def _hash_rows(words: np.ndarray) -> np.ndarray:
+    """Hash each row of a ``uint64`` matrix to 64 bits (odd random weights, wrapping sums)."""
+    weights = np.random.default_rng(0).integers(1, 2**63, size=words.shape[1], dtype=np.uint64) | np.uint64(1)
+    with np.errstate(over="ignore"):
+        return (words * weights).sum(axis=1, dtype=np.uint64)
+
+
+#: Above this share of observed cells, one dense product beats per-block ones.
+_DENSE_SHARE = 0.5
+#: Below this many columns per block on average, the blocks' Python overhead beats the saved products.
+_MIN_COLUMNS_PER_BLOCK = 8
+
 
 @dataclass(frozen=True)
 class PreparedItems:
@@ -397,11 +459,20 @@ def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.nd
         ``(n_rep, n_systems, n_columns_in_group)`` (``n_rep`` = 1 for the full data), rounded to
         :data:`MEAN_DECIMALS` decimals, NaN where a system has no drawn item of a column.
     """
-    filled, obs = group.filled, group.observed
     if counts is None:
+        filled, obs = group.filled, group.observed
         sums = filled.sum(axis=0)[None, :]
         nobs = obs.sum(axis=0)[None, :] if obs is not None else np.full_like(sums, group.n_items)
+    elif group.blocks is not None:
+        # Each block's items only: a column's count of drawn items is the row sum of its items' counts.
+        sums = np.empty((len(counts), group.values.shape[1]))
+        nobs = np.empty_like(sums)
+        for block in group.blocks:
+            drawn = counts[:, block.rows]
+            sums[:, block.cols] = drawn @ block.values
+            nobs[:, block.cols] = drawn.sum(axis=1)[:, None]
     else:
+        filled, obs = group.filled, group.observed
         sums = counts @ filled
         nobs = counts @ obs if obs is not None else np.full_like(sums, group.n_items)
     with np.errstate(invalid="ignore", divide="ignore"):

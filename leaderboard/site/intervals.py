@@ -35,6 +35,7 @@ __all__ = [
     "headline_intervals",
     "headline_setting",
     "ranking_intervals",
+    "stacked_items",
     "track_items",
     "write_derived",
 ]
@@ -50,6 +51,18 @@ def track_items(data: SiteData, name: str) -> pd.DataFrame | None:
     if key not in data.cache:
         values = extension(name).item_values
         data.cache[key] = values(data) if values is not None else None
+    return data.cache[key]
+
+
+def stacked_items(data: SiteData, names: list[str]) -> pd.DataFrame:
+    """The per-item values of these tracks in one frame (:func:`concat_items`), once per build.
+
+    The overall ranking, both boards and the robust skill resample the same stacks.
+    """
+    key = ("stacked items", tuple(names))
+    if key not in data.cache:
+        frames = [f for f in (track_items(data, name) for name in names) if f is not None and not f.empty]
+        data.cache[key] = concat_items(frames) if frames else pd.DataFrame()
     return data.cache[key]
 
 
@@ -96,10 +109,7 @@ def ranking_intervals(
                 f"Rank intervals need the per-item results of every ranked track; track "
                 f"`{esc(name)}` has none exported."
             )
-    key = ("ranked items", tuple(ranked_tracks))  # both boards and the overall ranking share the tracks
-    if key not in data.cache:
-        data.cache[key] = concat_items([track_items(data, name) for name in ranked_tracks])
-    items = data.cache[key]
+    items = stacked_items(data, ranked_tracks)
     ranked = [str(s) for s in rk.copeland.index]
     columns = list(rk.table.columns)
     items = items.loc[(items["submission"].isin(ranked) & items["criterion"].isin(columns)).to_numpy()]

@@ -20,7 +20,7 @@ from leaderboard.ranking.boards import Board, board_tracks
 from leaderboard.ranking.robustness import invariance_profile, robust_skill, robust_skill_intervals
 from leaderboard.site.blocks import Figures
 from leaderboard.site.figures import single_panel
-from leaderboard.site.intervals import track_items
+from leaderboard.site.intervals import stacked_items
 from leaderboard.site.schema import BOOTSTRAP
 from leaderboard.site.sitedata import SiteData
 
@@ -44,13 +44,8 @@ def board_robustness(data: SiteData) -> dict[str, pd.DataFrame]:
         point = robust_skill(data.results, tracks)
         frame = pd.DataFrame(index=point.index, columns=list(COLUMNS), dtype=float)
         frame["robust_skill"] = point["robust_skill"] if "robust_skill" in point else np.nan
-        frames = []
-        for t in tracks:
-            items = track_items(data, t)
-            if items is not None and not items.empty:
-                frames.append(items)
-        if frames and not point.empty:
-            items = pd.concat(frames, ignore_index=True)
+        items = stacked_items(data, list(tracks))
+        if not items.empty and not point.empty:
             params = {k: BOOTSTRAP[k] for k in ("seed", "n_boot", "level")}
             iv = robust_skill_intervals(data.results, items, tracks, **params).reindex(frame.index)
             frame["lo"] = np.fmin(iv["lo"], frame["robust_skill"]).where(iv["lo"].notna())
