@@ -35,7 +35,8 @@ def test_codes_stand_for_each_rows_string(case: int, missing: str, sort: bool) -
     assert [names[c] for c in codes.tolist()] == _reference(column, missing)
     assert len(set(names)) == len(names)  # 1 and "1", or a "" category and a missing "": one code
     if sort:  # the codes of factorizing the strings, sorted
-        expected_codes, expected = pd.factorize(pd.Series(_reference(column, missing), dtype=object), sort=True)
+        strings = pd.Series(_reference(column, missing), dtype=object)
+        expected_codes, expected = pd.factorize(strings, sort=True)
         assert names == list(expected)
         assert codes.tolist() == expected_codes.tolist()
 

@@ -32,7 +32,7 @@ from leaderboard.ranking.item_table import PreparedItems
 __all__ = ["CACHE_VERSION", "cache_key", "read_cache", "write_cache"]
 
 #: Bumped whenever the method changes, so that stale cache files are never reused.
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 def cache_key(prep: PreparedItems, *, seed: int, n_boot: int, level: float) -> str:
@@ -73,10 +73,10 @@ def cache_key(prep: PreparedItems, *, seed: int, n_boot: int, level: float) -> s
             "combine": list(prep.layout.combine),
         }
     h.update(json.dumps(header, sort_keys=True).encode())
-    for g in prep.groups:
-        obs = ~np.isnan(g.values)
-        h.update(np.packbits(obs).tobytes())
-        h.update(np.ascontiguousarray(g.filled, dtype="<f8").tobytes())
+    for g in prep.groups:  # the observed cells and their values: the whole content, without the NaN
+        h.update(np.int64(g.width).tobytes())
+        h.update(np.ascontiguousarray(g.cells, dtype="<i8").tobytes())
+        h.update(np.ascontiguousarray(g.cell_values, dtype="<f8").tobytes())
     return h.hexdigest()
 
 

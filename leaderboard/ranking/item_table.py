@@ -64,13 +64,13 @@ its own).
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from leaderboard.frames import recode, text_codes
+from leaderboard.ranking.item_pools import ItemGroup, pool_means
 from leaderboard.ranking.parts import (
     COMBINE_METHODS,
     MEAN_DECIMALS,
@@ -97,102 +97,6 @@ __all__ = [
 #: Columns :func:`leaderboard.ranking.uncertainty.rank_intervals` needs in its ``items`` argument
 #: (``dataset`` is optional).
 ITEM_COLUMNS: tuple[str, ...] = ("submission", "criterion", "item", "value")
-
-@dataclass(frozen=True)
-class ItemGroup:
-    """The items of one resampling pool (dataset).
-
-    Attributes
-    ----------
-    name : str
-        The pool (dataset) name.
-    n_items : int
-        Number of distinct items in the pool.
-    columns : numpy.ndarray
-        Indices into :attr:`PreparedItems.columns` of the raw columns drawn from this pool (the criteria
-        themselves when the table has no parts).
-    values : numpy.ndarray
-        ``(n_items, n_columns_in_group * n_systems)``, NaN where not observed.
-    """
-
-    name: str
-    n_items: int
-    columns: np.ndarray  # indices into PreparedItems.columns
-    values: np.ndarray  # (n_items, n_columns_in_group * n_systems), NaN = not observed
-
-    @functools.cached_property
-    def filled(self) -> np.ndarray:
-        """:attr:`values` with 0 where not observed (the sums' matrix), made once, not once per block."""
-        return np.where(np.isnan(self.values), 0.0, self.values)
-
-    @functools.cached_property
-    def observed(self) -> np.ndarray | None:
-        """1.0 where observed, 0.0 where not, as floats (the counts' matrix); ``None`` when all are."""
-        obs = ~np.isnan(self.values)
-        return None if obs.all() else obs.astype(float)
-
-    @functools.cached_property
-    def blocks(self) -> tuple[ObservedBlock, ...] | None:
-        """The columns grouped by the items they observe, or ``None`` when one product over all is cheaper.
-
-        A pool holds many tracks' criteria over one data set's items, each observing a few of them (on
-        the board, a criterion's part observes 3–15 % of its pool's items, every model the same ones):
-        the resampled sums then need only each group's items, and its counts are one row sum.
-        """
-        obs = ~np.isnan(self.values)
-        n_items, n_cols = obs.shape
-        if n_cols == 0 or obs.mean() > _DENSE_SHARE:
-            return None
-        pattern = _column_patterns(obs)
-        if pattern.max() + 1 > max(1, n_cols // _MIN_COLUMNS_PER_BLOCK):
-            return None
-        order = np.argsort(pattern, kind="stable")
-        starts = np.flatnonzero(np.diff(pattern[order], prepend=-1))
-        out = []
-        for cols in np.split(order, starts[1:]):
-            rows = np.flatnonzero(obs[:, cols[0]])
-            out.append(ObservedBlock(rows, cols, np.ascontiguousarray(self.values[np.ix_(rows, cols)])))
-        return tuple(out)
-
-
-@dataclass(frozen=True)
-class ObservedBlock:
-    """Columns of one pool that observe the same items: ``values[rows][:, cols]``, no NaN in it."""
-
-    rows: np.ndarray
-    cols: np.ndarray
-    values: np.ndarray
-
-
-def _column_patterns(obs: np.ndarray) -> np.ndarray:
-    """Label each column of a boolean matrix by its pattern (0, 1, …): equal labels for equal columns.
-
-    Columns are hashed (their packed bits as 64-bit words, a fixed random weighting) and the labels
-    checked against each pattern's first column, so a hash collision costs speed, never a wrong group.
-    """
-    packed = np.packbits(obs, axis=0)
-    words = np.zeros(((len(packed) + 7) // 8 * 8, packed.shape[1]), dtype=np.uint8)
-    words[: len(packed)] = packed
-    words = np.ascontiguousarray(words.T).view(np.uint64)  # (columns, words)
-    _, first, pattern = np.unique(_hash_rows(words), return_index=True, return_inverse=True)
-    pattern = pattern.ravel()
-    if not np.array_equal(words, words[first[pattern]]):  # a collision: group exactly, slowly
-        pattern = np.unique(words, axis=0, return_inverse=True)[1].ravel()
-    return pattern
-
-
-def _hash_rows(words: np.ndarray) -> np.ndarray:
-    """Hash each row of a ``uint64`` matrix to 64 bits (odd random weights, wrapping sums)."""
-    weights = np.random.default_rng(0).integers(1, 2**63, size=words.shape[1], dtype=np.uint64) | np.uint64(1)
-    with np.errstate(over="ignore"):
-        return (words * weights).sum(axis=1, dtype=np.uint64)
-
-
-#: Above this share of observed cells, one dense product beats per-block ones.
-_DENSE_SHARE = 0.5
-#: Below this many columns per block on average, the blocks' Python overhead beats the saved products.
-_MIN_COLUMNS_PER_BLOCK = 8
-
 
 @dataclass(frozen=True)
 class PreparedItems:
@@ -408,9 +312,14 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
         local[col_idx] = np.arange(len(col_idx))
         col = local[col_code[rows]] * n_sys + sys_code[rows]
         flat = item_code * (len(col_idx) * n_sys) + col
-        seen = np.bincount(flat, minlength=len(item_names) * len(col_idx) * n_sys)
-        if seen.max(initial=0) > 1:
-            first = rows[np.flatnonzero(seen[flat] > 1)[0]]
+        order = np.argsort(flat, kind="stable")
+        cells = flat[order]
+        repeated = cells[1:] == cells[:-1]
+        if repeated.any():
+            twice = np.zeros(len(cells), dtype=bool)
+            twice[1:] |= repeated
+            twice[:-1] |= repeated
+            first = rows[order[twice].min()]
             key, part = "criterion", ""
             if layout is not None:
                 key, part = "criterion, part", f"{layout.part[col_code[first]]!r}, "
@@ -420,9 +329,8 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
                 f"{str(item_col.iloc[first])!r}). "
                 f"Each submission has at most one value per {key} and item; drop the repeats."
             )
-        values = np.full((len(item_names), len(col_idx) * n_sys), np.nan)
-        values[item_code, col] = value[rows]
-        groups.append(ItemGroup(name=name, n_items=len(item_names), columns=col_idx, values=values))
+        width = len(col_idx) * n_sys
+        groups.append(ItemGroup(name, len(item_names), col_idx, width, cells, value[rows][order]))
 
     if weights is None:
         w = np.ones(len(criteria))
@@ -439,46 +347,6 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError(f"weights: every weight must be finite and >= 0, got {w.tolist()[:10]}.")
     return PreparedItems(systems=systems, criteria=criteria, weights=w, groups=tuple(groups), layout=layout)
-
-
-def pool_means(counts: np.ndarray | None, group: ItemGroup, n_sys: int) -> np.ndarray:
-    """Per-column means of one pool (the criteria's means, or the part means of criteria with parts).
-
-    Parameters
-    ----------
-    counts : numpy.ndarray or None
-        ``(n_rep, n_items)``: how often each item was drawn in each replicate; ``None`` for the full data.
-    group : ItemGroup
-        The pool.
-    n_sys : int
-        Number of systems.
-
-    Returns
-    -------
-    numpy.ndarray
-        ``(n_rep, n_systems, n_columns_in_group)`` (``n_rep`` = 1 for the full data), rounded to
-        :data:`MEAN_DECIMALS` decimals, NaN where a system has no drawn item of a column.
-    """
-    if counts is None:
-        filled, obs = group.filled, group.observed
-        sums = filled.sum(axis=0)[None, :]
-        nobs = obs.sum(axis=0)[None, :] if obs is not None else np.full_like(sums, group.n_items)
-    elif group.blocks is not None:
-        # Each block's items only: a column's count of drawn items is the row sum of its items' counts.
-        sums = np.empty((len(counts), group.values.shape[1]))
-        nobs = np.empty_like(sums)
-        for block in group.blocks:
-            drawn = counts[:, block.rows]
-            sums[:, block.cols] = drawn @ block.values
-            nobs[:, block.cols] = drawn.sum(axis=1)[:, None]
-    else:
-        filled, obs = group.filled, group.observed
-        sums = counts @ filled
-        nobs = counts @ obs if obs is not None else np.full_like(sums, group.n_items)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        means = np.where(nobs > 0, sums / np.where(nobs > 0, nobs, 1.0), np.nan)
-    means = np.round(means, MEAN_DECIMALS)
-    return means.reshape(len(means), len(group.columns), n_sys).transpose(0, 2, 1)
 
 
 def point_values(prep: PreparedItems) -> np.ndarray:

@@ -255,10 +255,15 @@ def combine_parts(raw: np.ndarray, layout: PartLayout | None) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             mean = np.where(n > 0, sums / np.where(n > 0, n, 1.0), np.nan)
         # fmin/fmax skip NaN (NaN only when every part is NaN); min - max is the negated range and is +0.0,
-        # not -0.0, for a single part.
-        spread = np.fmin.reduceat(raw, starts, axis=2) - np.fmax.reduceat(raw, starts, axis=2)
-        values = np.where(is_range, spread, mean)
-        values = np.where(how == "min", np.fmin.reduceat(raw, starts, axis=2), values)
+        # not -0.0, for a single part. Each is reduced only when a criterion asks for it (the replicates
+        # pass through here: millions of cells per block).
+        is_min = how == "min"
+        least = np.fmin.reduceat(raw, starts, axis=2) if (is_range | is_min).any() else None
+        values = mean
+        if is_range.any():
+            values = np.where(is_range, least - np.fmax.reduceat(raw, starts, axis=2), values)
+        if is_min.any():
+            values = np.where(is_min, least, values)
         is_root = how == "root"
         if is_root.any():
             values = np.where(is_root, _root(mean), values)

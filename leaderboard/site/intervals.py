@@ -55,7 +55,7 @@ def track_items(data: SiteData, name: str) -> pd.DataFrame | None:
 
 
 def stacked_items(data: SiteData, names: list[str]) -> pd.DataFrame:
-    """The per-item values of these tracks in one frame (:func:`concat_items`), once per build.
+    """Return the per-item values of these tracks in one frame (:func:`concat_items`), once per build.
 
     The overall ranking, both boards and the robust skill resample the same stacks.
     """

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leaderboard.ranking import item_table
+from leaderboard.ranking import item_pools
 from leaderboard.ranking.item_table import ItemGroup, pool_means
 from leaderboard.ranking.uncertainty import bootstrap_ranks
 
@@ -24,7 +24,7 @@ def _group(rng: np.random.Generator, *, n_items: int = 90, n_columns: int = 5, s
         block = rng.integers(0, 2, shape) if integral else rng.normal(size=shape) * 40
         values[np.ix_(rows, np.arange(c * N_SYS, (c + 1) * N_SYS))] = block
     values[rng.integers(0, n_items, 3), 2] = np.nan
-    return ItemGroup(name="pool", n_items=n_items, columns=np.arange(n_columns), values=values)
+    return ItemGroup.from_dense("pool", n_items, np.arange(n_columns), values)
 
 
 def _counts(rng: np.random.Generator, n_rep: int, n_items: int) -> np.ndarray:
@@ -71,17 +71,24 @@ def test_dense_or_scattered_pools_keep_one_product() -> None:
     rng = np.random.default_rng(3)
     assert _group(rng, share=0.8).blocks is None  # mostly observed
     scattered = np.where(rng.random((60, 40)) < 0.2, 1.0, np.nan)  # every column its own pattern
-    assert ItemGroup("pool", 60, np.arange(1), scattered).blocks is None
+    assert ItemGroup.from_dense("pool", 60, np.arange(1), scattered).blocks is None
 
 
 def test_a_hash_collision_still_groups_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
     obs = np.random.default_rng(4).random((70, 30)) < 0.3
     obs[:, 10:20] = obs[:, [0]]
+    obs[:, 25] = False  # a column that observes nothing
     reference = np.unique(obs.T, axis=0, return_inverse=True)[1].ravel()
-    monkeypatch.setattr(item_table, "_hash_rows", lambda words: np.zeros(len(words), dtype=np.uint64))
-    labels = item_table._column_patterns(obs)
-    same = labels[:, None] == labels[None, :]
-    assert np.array_equal(same, reference[:, None] == reference[None, :])
+    items = np.concatenate([np.flatnonzero(obs[:, c]) for c in range(obs.shape[1])])
+    count = obs.sum(axis=0)
+    start = np.concatenate([[0], np.cumsum(count)[:-1]])
+    for collide in (False, True):
+        if collide:
+            zeros = lambda items, start, count, n: np.zeros(len(count))  # noqa: E731
+            monkeypatch.setattr(item_pools, "_set_hashes", zeros)
+        labels, first = item_pools._column_patterns(items, start, count, obs.shape[0])
+        assert np.array_equal(labels[:, None] == labels[None, :], reference[:, None] == reference[None, :])
+        assert labels[first].tolist() == list(range(len(first)))
 
 
 def test_sparse_twins_still_tie_in_every_replicate() -> None:

@@ -7,7 +7,6 @@ import pytest
 
 from leaderboard.ranking import rank_bits
 from leaderboard.ranking.pairwise import Pairwise
-from leaderboard.ranking import rank_bits
 from leaderboard.ranking.rank_bits import copeland_scores, dense_ranks
 
 
