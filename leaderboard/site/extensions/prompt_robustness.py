@@ -86,12 +86,18 @@ def _frame(data: SiteData, dataset: str) -> pd.DataFrame:
     return rows.loc[rows["dataset"] == dataset]
 
 
-def _per_template(rows: pd.DataFrame, task: str, representation: str) -> pd.DataFrame:
-    """``model, template, score`` rows of one task and representation (the primary score)."""
-    sel = rows.loc[(rows["task"] == task) & (rows["representation"] == representation)
-                   & (rows["template"] != "-") & (rows["metric"] == _primary(task))]  # fmt: skip
-    return pd.DataFrame({"model": sel["submission"].astype(str), "template": sel["template"].astype(str),
-                         "score": sel["value"].astype(float)})  # fmt: skip
+def _per_template(rows: pd.DataFrame, combos: list[tuple[str, str]]) -> dict[tuple[str, str], pd.DataFrame]:
+    """``model, template, score`` rows (the primary score) of each (task, representation) in ``combos``."""
+    sel = rows.loc[(rows["template"] != "-").to_numpy()]
+    groups = sel.groupby(["task", "representation"], sort=False, observed=True).indices
+    out = {}
+    for task, rep in combos:
+        mine = sel.iloc[groups.get((task, rep), [])]
+        mine = mine.loc[(mine["metric"] == _primary(task)).to_numpy()]
+        out[(task, rep)] = pd.DataFrame({"model": mine["submission"].astype(str),
+                                         "template": mine["template"].astype(str),
+                                         "score": mine["value"].astype(float)})  # fmt: skip
+    return out
 
 
 def _combos(rows: pd.DataFrame) -> list[tuple[str, str]]:
@@ -141,8 +147,9 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
                 ])  # fmt: skip
         out += [table(header, body, align=["l", "l", "r", "r", "r", "r", "r"]), ""]
     out += ["### Score per template", ""]
+    per_template = _per_template(rows, combos)  # the strips and the flips read the same rows
     out += figures.block(
-        _strips(rows, combos, subs, data),
+        _strips(per_template, combos, subs, data),
         TRACK,
         dataset,
         "templates",
@@ -150,12 +157,12 @@ def track_sections(data: SiteData, dataset: str, figures: Figures) -> list[str]:
         "of dots is a model whose answer depends on the wording. Accuracy panels run 0–1, MAE panels "
         "from 0 up (lower is better).",
     )
-    out += _flips(rows, combos, data)
+    out += _flips(per_template, combos, data)
     out += ["Every template, word for word: [methodology](../methodology.md#prompt_robustness).", ""]
     return out
 
 
-def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
+def _strips(per_template: dict[tuple[str, str], pd.DataFrame], combos: list[tuple[str, str]], subs: list[str],
             data: SiteData) -> dict[str, Any] | None:  # fmt: skip
     """One panel per (task, representation), stacked one per row (readable on a phone).
 
@@ -179,10 +186,10 @@ def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
     for k, (task, rep) in enumerate(combos):
         axis = "" if k == n - 1 else str(k + 2)  # the lowest panel gets axis x, the others x2, x3 …
         top = 1.0 - k * (height + gap)
-        scores = _per_template(rows, task, rep)
+        by_model = dict(tuple(per_template[(task, rep)].groupby("model", sort=False)))
         for sub in subs:
-            mine = scores.loc[scores["model"] == sub]
-            if mine.empty:
+            mine = by_model.get(sub)
+            if mine is None or mine.empty:
                 continue
             traces.append({
                 "type": "scatter", "mode": "markers", "x": [display_name(names, sub)] * len(mine),
@@ -210,7 +217,8 @@ def _strips(rows: pd.DataFrame, combos: list[tuple[str, str]], subs: list[str],
     return {"data": traces, "layout": layout} if traces else None
 
 
-def _flips(rows: pd.DataFrame, combos: list[tuple[str, str]], data: SiteData) -> list[str]:
+def _flips(per_template: dict[tuple[str, str], pd.DataFrame], combos: list[tuple[str, str]],
+           data: SiteData) -> list[str]:  # fmt: skip
     """Rank stability across templates, and the per-template ranks where a template reorders models."""
     out = ["### Rank flips", "",
            "Does the model ranking survive a change of wording? Per task and representation: the mean and "
@@ -218,7 +226,7 @@ def _flips(rows: pd.DataFrame, combos: list[tuple[str, str]], data: SiteData) ->
            "how many of the template pairs reverse at least one pair of models.", ""]  # fmt: skip
     body, detail = [], []
     for task, rep in combos:
-        scores = _per_template(rows, task, rep)
+        scores = per_template[(task, rep)]
         models = scores["model"].nunique()
         if models < 2:
             continue
@@ -245,7 +253,9 @@ def _rank_table(scores: pd.DataFrame, higher: bool, task: str, rep: str, data: S
     ranks = wide.rank(ascending=not higher, method="min")
     order = wide.mean(axis=1).sort_values(ascending=not higher).index
     templates = list(wide.columns)
-    body = [[esc(data.name(str(m)))] + [_rank(ranks.at[m, t]) for t in templates] for m in order]
+    ranks = ranks.reindex(index=order)
+    body = [[esc(data.name(str(m)))] + [_rank(r) for r in row]
+            for m, row in zip(order, ranks.to_numpy(dtype=float).tolist(), strict=True)]  # fmt: skip
     return [f"**{esc(_label('task', task))} · {esc(_label('representation', rep))}** — rank of each model "
             "under each template (1 = best):", "",
             table(["Model", *[code(t) for t in templates]], body, align=["l"] + ["r"] * len(templates)),

@@ -257,15 +257,14 @@ def metric_sections(data: SiteData, name: str, dres: pd.DataFrame) -> tuple[list
     per = [p for p in per_dimensions(name) if p in dims]
     free = [d for d in dims if d not in per]
     where = where_of(name)
-    present = set(dres["metric"].astype(str))
+    by_metric = {str(m): rows for m, rows in dres.groupby("metric", sort=False, observed=True)}
     summary, detailed = [], []
-    for m in [m for m in cls.metrics if m in present]:
-        rows = dres.loc[dres["metric"] == m]
-        (summary if metric(m).integral or not _varying(rows, free) else detailed).append(m)
+    for m in [m for m in cls.metrics if m in by_metric]:
+        (summary if metric(m).integral or not _varying(by_metric[m], free) else detailed).append(m)
     counts = _counts_section(data, dres, summary, per, free, dims, where)
     out: list[str] = []
     for m in detailed:
-        rows = dres.loc[dres["metric"] == m]
+        rows = by_metric[m]
         spec = metric(m)
         out += [f"### {esc(spec.label)}", "", f"{esc(spec.description)} "
                 f"{'Higher' if spec.higher_is_better else 'Lower'} is better.", ""]  # fmt: skip
@@ -297,9 +296,11 @@ def _dimension_table(
     """Rows: the per-values × models (Copeland order); columns: the values of ``dim``."""
     values = ordered(dims[dim], list(sel[dim].unique()))
     dataset = str(sel["dataset"].iloc[0])  # one data set's section
+    # Columns as lists, zipped: row dicts (``to_dict("records")``) were most of a large board's track page.
+    columns = [sel[c].tolist() for c in (*per, "submission", dim, "value")]
     cells = {
-        (tuple(str(r[p]) for p in per), str(r["submission"]), str(r[dim])): float(r["value"])
-        for r in sel.to_dict(orient="records")
+        (tuple(str(v) for v in key[: len(per)]), str(key[-3]), str(key[-2])): float(key[-1])
+        for key in zip(*columns, strict=True)
     }
     groups = sorted({k[0] for k in cells}, key=lambda g: _group_key(per, dims, g))
     subs = data.order({k[1] for k in cells})
