@@ -85,14 +85,18 @@ class ItemGroup:
     @functools.cached_property
     def filled(self) -> np.ndarray:
         """:attr:`values` with 0 where not observed (the sums' matrix), made once, not once per block."""
-        return np.where(np.isnan(self.values), 0.0, self.values)
+        dense = np.zeros(self.n_items * self.width)
+        dense[self.cells] = self.cell_values
+        return dense.reshape(self.n_items, self.width)
 
     @functools.cached_property
     def observed(self) -> np.ndarray | None:
         """1.0 where observed, 0.0 where not, as floats (the counts' matrix); ``None`` when all are."""
         if len(self.cells) == self.n_items * self.width:
             return None
-        return (~np.isnan(self.values)).astype(float)
+        dense = np.zeros(self.n_items * self.width)
+        dense[self.cells] = 1.0
+        return dense.reshape(self.n_items, self.width)
 
     @functools.cached_property
     def blocks(self) -> tuple[ObservedBlock, ...] | None:
