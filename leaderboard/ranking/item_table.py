@@ -311,15 +311,11 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
         local = np.full(len(col_pool), -1, dtype=np.int64)
         local[col_idx] = np.arange(len(col_idx))
         col = local[col_code[rows]] * n_sys + sys_code[rows]
-        flat = item_code * (len(col_idx) * n_sys) + col
-        order = np.argsort(flat, kind="stable")
-        cells = flat[order]
-        repeated = cells[1:] == cells[:-1]
-        if repeated.any():
-            twice = np.zeros(len(cells), dtype=bool)
-            twice[1:] |= repeated
-            twice[:-1] |= repeated
-            first = rows[order[twice].min()]
+        width = len(col_idx) * n_sys
+        flat = item_code * width + col
+        cells, cell_values, repeat = _pool_cells(flat, value[rows], len(item_names) * width)
+        if repeat is not None:
+            first = rows[repeat]
             key, part = "criterion", ""
             if layout is not None:
                 key, part = "criterion, part", f"{layout.part[col_code[first]]!r}, "
@@ -329,8 +325,7 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
                 f"{str(item_col.iloc[first])!r}). "
                 f"Each submission has at most one value per {key} and item; drop the repeats."
             )
-        width = len(col_idx) * n_sys
-        groups.append(ItemGroup(name, len(item_names), col_idx, width, cells, value[rows][order]))
+        groups.append(ItemGroup(name, len(item_names), col_idx, width, cells, cell_values))
 
     if weights is None:
         w = np.ones(len(criteria))
@@ -347,6 +342,31 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise ValueError(f"weights: every weight must be finite and >= 0, got {w.tolist()[:10]}.")
     return PreparedItems(systems=systems, criteria=criteria, weights=w, groups=tuple(groups), layout=layout)
+
+
+def _pool_cells(flat: np.ndarray, values: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """Sort a pool's cells (flat indices < ``size``) with their values; name the first repeated row.
+
+    Returns the ascending cells, their values and the position in ``flat`` of the first row whose cell
+    another row has too (``None`` when none has). A mostly observed pool is laid out in one pass over its
+    matrix; a sparse one (most of the board's pools) is sorted, never holding a matrix of its size.
+    """
+    if len(flat) > 0.5 * size:
+        seen = np.bincount(flat, minlength=size)
+        twice = np.flatnonzero(seen[flat] > 1)
+        cells = np.flatnonzero(seen)
+        dense = np.empty(size)
+        dense[flat] = values
+        return cells, dense[cells], (int(twice[0]) if len(twice) else None)
+    order = np.argsort(flat, kind="stable")
+    cells = flat[order]
+    repeated = cells[1:] == cells[:-1]
+    if not repeated.any():
+        return cells, values[order], None
+    twice = np.zeros(len(cells), dtype=bool)
+    twice[1:] |= repeated
+    twice[:-1] |= repeated
+    return cells, values[order], int(order[twice].min())
 
 
 def point_values(prep: PreparedItems) -> np.ndarray:

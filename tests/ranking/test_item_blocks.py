@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leaderboard.ranking import item_pools
+from leaderboard.ranking import item_pools, item_table
 from leaderboard.ranking.item_table import ItemGroup, pool_means
 from leaderboard.ranking.uncertainty import bootstrap_ranks
 
@@ -103,3 +103,20 @@ def test_sparse_twins_still_tie_in_every_replicate() -> None:
     items = pd.DataFrame(rows, columns=["submission", "criterion", "item", "dataset", "value"])
     result = bootstrap_ranks(items, seed=0, n_boot=100)
     assert (result.ranks["twin_a"] == result.ranks["twin_b"]).all()
+
+
+@pytest.mark.parametrize("size", [40, 5000])  # mostly observed (one pass) and sparse (sorted)
+def test_pool_cells_sort_and_find_the_first_repeat(size: int) -> None:
+    rng = np.random.default_rng(size)
+    for repeats in (False, True):
+        flat = rng.choice(size, size=30, replace=False)
+        if repeats:
+            flat[[7, 19]] = flat[[25, 3]]  # rows 3, 7, 19 and 25 share cells: the first of them is 3
+        values = rng.normal(size=30)
+        cells, cell_values, repeat = item_table._pool_cells(flat, values, size)
+        if repeats:  # the table is refused: the cells do not matter
+            assert repeat == 3
+        else:
+            assert repeat is None
+            assert cells.tolist() == sorted(flat.tolist())
+            assert cell_values.tolist() == [values[flat.tolist().index(c)] for c in cells.tolist()]
