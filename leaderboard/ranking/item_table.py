@@ -284,12 +284,12 @@ def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedIte
     sys_code, systems = _codes(items["submission"])
     crit_code, criteria = _codes(items["criterion"])
     col_code, layout = _part_layout(items, crit_code, criteria)
-    if "dataset" in items.columns:
-        pool = items["dataset"].astype(str).to_numpy()
+    if "dataset" in items.columns:  # each distinct name converted once (millions of rows, a few pools)
+        pool_code, pools = text_codes(items["dataset"], missing="nan", sort=True)
     else:
         parts = [c.split("/") for c in criteria]
         pool = np.array([p[1] if len(p) >= 3 else "/".join(p) for p in parts], dtype=object)[crit_code]
-    pool_code, pools = _codes(pd.Series(pool, index=items.index))
+        pool_code, pools = _codes(pd.Series(pool, index=items.index))
     crit_pool = np.full(len(criteria), -1, dtype=np.int64)
     crit_pool[crit_code] = pool_code
     if np.any(crit_pool[crit_code] != pool_code):
