@@ -26,6 +26,11 @@ from leaderboard.site.grading import grading_lines
 from leaderboard.site.sitedata import SiteData
 from leaderboard.tracks import metric, ordered, track, track_names, value_sort_key
 
+#: The tables of every metric by dimension list at most this many models, the best-ranked first: they
+#: have a row per model and setting, so a board of hundreds of models made pages of tens of thousands of
+#: rows (a 15 MB page at 300 models, most of the site's build). Every number stays in results.csv.gz.
+DIMENSION_TABLE_MODELS = 50
+
 __all__ = [
     "coverage_note",
     "dataset_note",
@@ -303,7 +308,8 @@ def _dimension_table(
         for key in zip(*columns, strict=True)
     }
     groups = sorted({k[0] for k in cells}, key=lambda g: _group_key(per, dims, g))
-    subs = data.order({k[1] for k in cells})
+    everyone = data.order({k[1] for k in cells})
+    subs = everyone[:DIMENSION_TABLE_MODELS]
     headers = [*(esc(p) for p in per), "Model"]
     headers += [
         esc(value_label(dims[dim], v)) + (" (headline)" if where.get(dim) == v else "") for v in values
@@ -317,7 +323,11 @@ def _dimension_table(
             row.append(link(data.name(s), f"../submissions/{s}.md") + seen_mark(data, s, dataset))
             row += [fmt(cells.get((g, s, v)), metric_name) for v in values]
             rows.append(row)
-    return table(headers, rows, align=["l"] * (len(per) + 1) + ["r"] * len(values))
+    out = table(headers, rows, align=["l"] * (len(per) + 1) + ["r"] * len(values))
+    if len(everyone) > len(subs):
+        out += (f"\n\nThe {len(subs)} best-ranked of {len(everyone)} models (overall ranking); every model's "
+                "numbers are in `results.csv.gz` ([downloads](../downloads.md)) and on its own page.")
+    return out
 
 
 def _group_key(per: Sequence[str], dims: dict[str, Dimension], group: Sequence[str]) -> list[tuple]:
