@@ -9,9 +9,10 @@ from; without it, it is the criterion's second ``/`` field (``chebi20``).
 
 - :func:`leaderboard.ranking.item_ranks.item_values_from_ranks` builds the table from
   :meth:`leaderboard.store.ResultStore.export_item_ranks`.
-- :func:`prepare_items` validates it and arranges it as one value matrix per resampling pool
-  (:class:`PreparedItems`), systems, criteria, parts, pools and items in sorted order, so the input's row
-  order does not matter. The matrices hold the *raw columns*: one per criterion without parts, one per
+- :func:`prepare_items` validates it and arranges it as one pool of items per resampling pool
+  (:class:`PreparedItems`, :class:`~leaderboard.ranking.item_pools.ItemGroup`: the observed cells of an
+  items x columns matrix), systems, criteria, parts, pools and items in sorted order, so the input's row
+  order does not matter. The columns are the *raw columns*: one per criterion without parts, one per
   (criterion, part) otherwise (:attr:`PreparedItems.columns`, laid out by :class:`PartLayout`).
 - :func:`pool_means` gives the raw columns' means, :func:`combine_parts` turns them into the criteria's
   values, and :func:`point_values` and :func:`point_table` give the full-data table. Means and combined
@@ -111,7 +112,7 @@ class PreparedItems:
     weights : numpy.ndarray
         Weight per criterion (in :attr:`criteria` order).
     groups : tuple of ItemGroup
-        One per resampling pool, in sorted pool order; their matrices hold the raw columns.
+        One per resampling pool, in sorted pool order; their cells hold the raw columns.
     layout : PartLayout or None
         How the raw columns make the criteria; ``None`` when no criterion has parts, and then the raw
         columns are the criteria.
@@ -235,7 +236,7 @@ def _part_layout(
 
 
 def prepare_items(items: pd.DataFrame, weights: pd.Series | None) -> PreparedItems:
-    """Validate the per-item table and arrange it as one value matrix per resampling pool.
+    """Validate the per-item table and arrange it as one pool of observed cells per resampling pool.
 
     Parameters
     ----------

@@ -141,8 +141,12 @@ def string_section(data: SiteData, dataset: str, values: dict, subs: list[str], 
     if not any((s, r, "levenshtein_ratio") in values for s in subs for r in present):
         return []
     items = data.tables.get("captions")
+    groups: dict[tuple[str, str], Any] = {}
     if items is not None:
         items = items.loc[items["dataset"].astype(str) == dataset]
+        # Each model's rows of each rewrite found once (a mask per model and rewrite grew with the models²).
+        keys = [items["submission"].astype(str), items["augmentation"].astype(str)]
+        groups = items.groupby(keys, sort=False).indices
     header = ["Writing", "Mean length", "Levenshtein ratio"]
     body = [[code(ORIGINAL), shared(ORIGINAL, "mean_length"), "0"]]
     for r in present:
@@ -154,8 +158,7 @@ def string_section(data: SiteData, dataset: str, values: dict, subs: list[str], 
                 continue
             mine = None
             if items is not None:
-                chosen = (items["submission"].astype(str) == sub) & (items["augmentation"].astype(str) == r)
-                mine = items.loc[chosen]
+                mine = items.iloc[groups.get((sub, r), [])]
             rho = ["—", "—"] if mine is None or mine.empty else [
                 _num(item_spearman(mine, s)) for s in ("rouge1", "meteor")]
             per_model.append([esc(data.name(sub)), code(r), _num(values.get((sub, r, "rouge1_drop"))),
